@@ -1,0 +1,161 @@
+"""Organizations, their members, their Momor API keys and their saved provider keys."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from accounts.secrets import decrypt_secret, encrypt_secret, hash_api_key
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+
+class Organization(models.Model):
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=200)
+    zdr_hold = models.BooleanField(
+        default=False, help_text="Hold every call of this organization to zero data retention."
+    )
+    allow_deprecated = models.BooleanField(
+        default=False, help_text="Let deprecated models serve tier, auto and * selectors."
+    )
+    max_model_age = models.DurationField(
+        null=True, blank=True, help_text="Oldest model a tier, auto or * selector may pick."
+    )
+    balance = models.DecimalField(
+        max_digits=18, decimal_places=9, default=Decimal(0),
+        help_text="USD; kept equal to the sum of the credits ledger.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Role(models.TextChoices):
+    OWNER = "owner", "Owner"
+    ADMIN = "admin", "Admin"
+    MEMBER = "member", "Member"
+
+
+class Membership(models.Model):
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.MEMBER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "organization"], name="one_membership")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.organization} ({self.role})"
+
+
+class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
+    def active(self) -> ApiKeyQuerySet:
+        now = timezone.now()
+        return self.filter(revoked_at__isnull=True).exclude(expires_at__lte=now)
+
+
+class ApiKey(models.Model):
+    """A Momor key: only its SHA-256 and a short visible prefix are ever stored."""
+
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="api_keys"
+    )
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=20, db_index=True)
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    credit_limit = models.DecimalField(
+        max_digits=18, decimal_places=9, null=True, blank=True,
+        help_text="USD this key may spend in all; empty for no limit of its own.",
+    )
+    rate_limit = models.PositiveIntegerField(
+        null=True, blank=True,
+        help_text="Requests per minute; empty for the deployment's default.",
+    )
+
+    objects = ApiKeyQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.name or 'unnamed'})"
+
+    @classmethod
+    def lookup_hash(cls, key: str) -> str:
+        return hash_api_key(key)
+
+    def is_usable(self, now: datetime | None = None) -> bool:
+        now = now or timezone.now()
+        if self.revoked_at is not None:
+            return False
+        return self.expires_at is None or self.expires_at > now
+
+    def revoke(self) -> None:
+        if self.revoked_at is None:
+            self.revoked_at = timezone.now()
+            self.save(update_fields=["revoked_at", "updated_at"])
+
+
+class SavedKey(models.Model):
+    """An organization's own key for a provider root (`azure`) or one region (`azure@eu`)."""
+
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="saved_keys"
+    )
+    provider = models.CharField(max_length=100, help_text="A provider root, or name@region.")
+    label = models.CharField(max_length=100, blank=True)
+    secret_encrypted = models.TextField(editable=False)
+    suffix = models.CharField(max_length=4, editable=False, blank=True)
+    zdr = models.BooleanField(
+        default=False, help_text="This key's agreement with the provider covers zero data retention."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "provider"], name="one_key_per_provider")
+        ]
+        ordering = ["provider"]
+
+    def __str__(self) -> str:
+        return f"{self.organization}: {self.provider}"
+
+    def set_secret(self, plain: str) -> None:
+        self.secret_encrypted = encrypt_secret(plain)
+        self.suffix = plain[-4:] if len(plain) >= 12 else ""
+
+    @property
+    def secret(self) -> str:
+        return decrypt_secret(self.secret_encrypted)
+
+    @property
+    def root(self) -> str:
+        return self.provider.split("@", 1)[0]
+

@@ -1,0 +1,50 @@
+"""The credits ledger: every movement is one entry, and the organization's balance moves with it
+in the same transaction, so the balance is read without summing and always equals the sum."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.db import IntegrityError, transaction
+from django.db.models import F, Sum
+
+from accounts.models import Organization
+from billing.models import EntryKind, LedgerEntry
+
+
+def ledger_post(
+    *,
+    organization_id: int,
+    kind: EntryKind,
+    amount: Decimal,
+    note: str = "",
+    idempotency_key: str | None = None,
+    generation_id: int | None = None,
+    created_by_id: int | None = None,
+) -> LedgerEntry | None:
+    """Post one entry; with an idempotency key already posted, post nothing and return None."""
+    try:
+        with transaction.atomic():
+            Organization.objects.filter(pk=organization_id).update(balance=F("balance") + amount)
+            balance = Organization.objects.values_list("balance", flat=True).get(
+                pk=organization_id
+            )
+            return LedgerEntry.objects.create(
+                organization_id=organization_id,
+                kind=kind,
+                amount=amount,
+                balance_after=balance,
+                note=note,
+                idempotency_key=idempotency_key,
+                generation_id=generation_id,
+                created_by_id=created_by_id,
+            )
+    except IntegrityError:
+        if idempotency_key and LedgerEntry.objects.filter(idempotency_key=idempotency_key).exists():
+            return None
+        raise
+
+
+def ledger_sum(organization_id: int) -> Decimal:
+    total = LedgerEntry.objects.filter(organization_id=organization_id).aggregate(s=Sum("amount"))
+    return total["s"] or Decimal(0)

@@ -1,0 +1,130 @@
+"""Call records (generations and their attempts) and the credits ledger."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import models
+
+from accounts.models import ApiKey, Organization
+
+MONEY = {"max_digits": 18, "decimal_places": 9}
+
+
+class GenerationStatus(models.TextChoices):
+    SUCCESS = "success", "Served"
+    FAILED = "failed", "Failed"
+    REFUSED = "refused", "Refused"
+    CANCELLED = "cancelled", "Cancelled by the client"
+
+
+class Generation(models.Model):
+    """One call to the completions endpoint, whoever served it (or nobody)."""
+
+    request_id = models.CharField(max_length=64, unique=True)
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="generations"
+    )
+    api_key = models.ForeignKey(
+        ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="generations"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    selectors = models.JSONField(default=list)
+    model = models.CharField(max_length=200, blank=True, db_index=True)
+    provider = models.CharField(max_length=120, blank=True, db_index=True)
+    streamed = models.BooleanField(default=False)
+    status = models.CharField(max_length=12, choices=GenerationStatus.choices)
+    http_status = models.PositiveSmallIntegerField(default=200)
+    error = models.TextField(blank=True)
+    finish_reason = models.CharField(max_length=40, blank=True)
+    native_finish_reason = models.CharField(max_length=80, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    cached_tokens = models.PositiveIntegerField(default=0)
+    cache_write_tokens = models.PositiveIntegerField(default=0)
+    reasoning_tokens = models.PositiveIntegerField(default=0)
+    usage_estimated = models.BooleanField(default=False)
+    cost = models.DecimalField(**MONEY, default=Decimal(0))
+    prices = models.JSONField(default=dict, blank=True)
+    latency_ms = models.PositiveIntegerField(default=0)
+    first_token_ms = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(db_index=True)
+    recorded_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["organization", "-created_at"])]
+
+    def __str__(self) -> str:
+        return self.request_id
+
+
+class KeySource(models.TextChoices):
+    OWN = "own", "Organization's saved key"
+    MOMOR = "momor", "Momor's key"
+
+
+class Attempt(models.Model):
+    """One try of one offering within a generation."""
+
+    generation = models.ForeignKey(Generation, on_delete=models.CASCADE, related_name="attempts")
+    position = models.PositiveSmallIntegerField()
+    model = models.CharField(max_length=200)
+    provider = models.CharField(max_length=120)
+    region = models.CharField(max_length=60, blank=True)
+    upstream_id = models.CharField(max_length=200)
+    key_source = models.CharField(max_length=6, choices=KeySource.choices)
+    http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    latency_ms = models.PositiveIntegerField(default=0)
+    first_token_ms = models.PositiveIntegerField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    cost = models.DecimalField(**MONEY, default=Decimal(0))
+    prices = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["generation", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["generation", "position"], name="one_attempt_per_slot")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.generation_id}#{self.position} {self.provider}"
+
+
+class EntryKind(models.TextChoices):
+    TOPUP = "topup", "Top-up"
+    CHARGE = "charge", "Charge"
+    REFUND = "refund", "Refund"
+    ADJUSTMENT = "adjustment", "Adjustment"
+
+
+class LedgerEntry(models.Model):
+    """A signed movement of an organization's credits; the balance is their running sum."""
+
+    organization = models.ForeignKey(
+        Organization, on_delete=models.PROTECT, related_name="ledger"
+    )
+    kind = models.CharField(max_length=12, choices=EntryKind.choices)
+    amount = models.DecimalField(**MONEY)
+    balance_after = models.DecimalField(**MONEY)
+    generation = models.ForeignKey(
+        Generation, null=True, blank=True, on_delete=models.PROTECT, related_name="ledger"
+    )
+    idempotency_key = models.CharField(max_length=100, null=True, blank=True, unique=True)
+    note = models.CharField(max_length=300, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "ledger entries"
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.amount} ({self.organization})"

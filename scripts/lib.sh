@@ -1,0 +1,61 @@
+# Shared set-up steps for scripts/quickstart.sh and scripts/test.sh (sourced, not run).
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+apt_updated=0
+ensure_apt_packages() {
+  local missing=()
+  for pkg in "$@"; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+  done
+  [ "${#missing[@]}" -eq 0 ] && return 0
+  log "installing ${missing[*]} with apt"
+  if [ "$apt_updated" -eq 0 ]; then as_root apt-get update -qq; apt_updated=1; fi
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+ensure_postgres() {
+  if pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then return 0; fi
+  log "starting PostgreSQL"
+  local version
+  version=$(ls /etc/postgresql | sort -V | tail -n 1)
+  as_root pg_ctlcluster --skip-systemctl-redirect "$version" main start || true
+  for _ in $(seq 1 30); do pg_isready -h 127.0.0.1 -p 5432 -q && break; sleep 1; done
+  pg_isready -h 127.0.0.1 -p 5432 -q || { echo "PostgreSQL did not start" >&2; exit 1; }
+  # Local trust for the test role, as a fresh Debian cluster has only peer auth.
+  if ! psql -h 127.0.0.1 -U postgres -c 'select 1' >/dev/null 2>&1; then
+    local hba
+    hba=$(as_root su postgres -c "psql -tAc 'show hba_file'")
+    as_root sed -i '1i host all postgres 127.0.0.1/32 trust' "$hba"
+    as_root su postgres -c "psql -c 'select pg_reload_conf()'" >/dev/null
+  fi
+}
+
+ensure_redis() {
+  if redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then return 0; fi
+  log "starting Redis"
+  as_root mkdir -p /var/lib/redis /var/log/redis
+  as_root redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" \
+    --appendonly no --dir /var/lib/redis --logfile /var/log/redis/momor.log
+  for _ in $(seq 1 30); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && break; sleep 0.5; done
+}
+
+# ensure_venv [extra]: a .venv with the project installed (editable), reinstalled when
+# pyproject.toml changes.
+ensure_venv() {
+  local extra="${1:-}" spec="." stamp
+  [ -n "$extra" ] && spec=".[$extra]"
+  python3 -c 'import venv' 2>/dev/null || ensure_apt_packages python3-venv
+  [ -x .venv/bin/python ] || { log "creating .venv"; python3 -m venv .venv; }
+  stamp=".venv/.momor-installed-${extra:-base}"
+  if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    log "installing Momor ${extra:+with [$extra] }into .venv"
+    .venv/bin/pip install -q --upgrade pip
+    .venv/bin/pip install -q -e "$spec"
+    touch "$stamp"
+  fi
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs Momor's whole test suite on PostgreSQL and Redis, setting up what is missing:
+# the services (installed with apt if absent, started if stopped), a virtualenv with the
+# project and its dev extra, and Debian's Chromium for the browser tests.
+# Usage: bash scripts/test.sh [pytest arguments]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+ensure_apt_packages postgresql redis-server chromium
+ensure_postgres
+ensure_redis
+ensure_venv dev
+
+export DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/momor}"
+export REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}"
+export MOMOR_SECRET_KEY="test-secret-key-not-for-production"
+export MOMOR_ENCRYPTION_KEY="test-encryption-key"
+export MOMOR_SECURE_COOKIES=0
+export MOMOR_REFRESH_SECONDS=0.2
+
+status=0
+.venv/bin/python -m pytest "$@" || status=$?
+# pytest's 5 means no test ran, which is a failure for a whole-suite run.
+exit "$status"

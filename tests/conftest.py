@@ -1,0 +1,66 @@
+"""Shared fixtures: personas (alice owns acme, bob is a member of acme, mallory is an outsider
+who owns globex) and small factories."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from accounts.models import ApiKey, Membership, Organization, Role
+from accounts.secrets import hash_api_key, new_api_key, visible_prefix
+
+
+def make_org(slug: str, *, credits: Decimal = Decimal(0), **policy: object) -> Organization:
+    org = Organization.objects.create(slug=slug, name=slug.title(), **policy)
+    if credits:
+        from billing.ledger import ledger_post
+        from billing.models import EntryKind
+
+        ledger_post(organization_id=org.pk, kind=EntryKind.TOPUP, amount=credits)
+        org.refresh_from_db()
+    return org
+
+
+def make_user(username: str, org: Organization | None = None, role: str = Role.MEMBER):  # type: ignore[no-untyped-def]
+    user = get_user_model().objects.create_user(
+        username=username, email=f"{username}@example.com", password=f"{username}-pass-123!"
+    )
+    if org is not None:
+        Membership.objects.create(user=user, organization=org, role=role)
+    return user
+
+
+def make_key(org: Organization, **fields: object) -> tuple[str, ApiKey]:
+    """A fresh API key: the plain secret and its row."""
+    plain = new_api_key()
+    row = ApiKey.objects.create(
+        organization=org, prefix=visible_prefix(plain), key_hash=hash_api_key(plain), **fields
+    )
+    return plain, row
+
+
+@pytest.fixture
+def acme(db: None) -> Organization:
+    return make_org("acme", credits=Decimal(100))
+
+
+@pytest.fixture
+def globex(db: None) -> Organization:
+    return make_org("globex", credits=Decimal(100))
+
+
+@pytest.fixture
+def alice(acme: Organization):  # type: ignore[no-untyped-def]
+    return make_user("alice", acme, Role.OWNER)
+
+
+@pytest.fixture
+def bob(acme: Organization):  # type: ignore[no-untyped-def]
+    return make_user("bob", acme, Role.MEMBER)
+
+
+@pytest.fixture
+def mallory(globex: Organization):  # type: ignore[no-untyped-def]
+    return make_user("mallory", globex, Role.OWNER)
