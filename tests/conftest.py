@@ -1,4 +1,5 @@
 """Shared fixtures: personas (alice owns acme, bob is a member of acme, mallory is an outsider
+
 who owns globex) and small factories."""
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from django.contrib.auth import get_user_model
 
 from accounts.models import ApiKey, Membership, Organization, Role
 from accounts.secrets import hash_api_key, new_api_key, visible_prefix
+
+pytest_plugins = ["tests.fake_upstream_fixture"]
 
 
 def make_org(slug: str, *, credits: Decimal = Decimal(0), **policy: object) -> Organization:
