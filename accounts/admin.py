@@ -1,0 +1,141 @@
+"""The operators' admin for organizations, their API keys and their saved provider keys.
+
+Secrets are write-only here: an API key shows its prefix alone (never its hash), and a saved
+key's secret is set through a password field and never rendered, nor its ciphertext."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from accounts.models import ApiKey, Membership, Organization, SavedKey
+from gateway.models import Provider, Region
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    fields = ["user", "role", "created_at"]
+    readonly_fields = ["created_at"]
+    autocomplete_fields = ["user"]
+    extra = 0
+
+
+@admin.register(Organization)
+class OrganizationAdmin(admin.ModelAdmin):
+    inlines = [MembershipInline]
+    fields = ["slug", "name", "balance", "zdr_hold", "allow_deprecated", "max_model_age"]
+    readonly_fields = ["balance"]
+    list_display = ["slug", "name", "balance", "zdr_hold", "allow_deprecated", "max_model_age"]
+    list_filter = ["zdr_hold", "allow_deprecated"]
+    search_fields = ["slug", "name"]
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    """No add form: a key's secret is shown once, by `create_api_key` or the members' UI."""
+
+    fields = [
+        "prefix",
+        "name",
+        "organization",
+        "created_by",
+        "created_at",
+        "last_used_at",
+        "expires_at",
+        "revoked_at",
+        "credit_limit",
+        "rate_limit",
+    ]
+    readonly_fields = [
+        "prefix",
+        "organization",
+        "created_by",
+        "created_at",
+        "last_used_at",
+        "revoked_at",
+    ]
+    list_display = [
+        "prefix",
+        "name",
+        "organization",
+        "created_at",
+        "last_used_at",
+        "expires_at",
+        "revoked",
+        "credit_limit",
+        "rate_limit",
+    ]
+    list_filter = [("revoked_at", admin.EmptyFieldListFilter), "organization"]
+    search_fields = ["prefix", "name", "organization__slug"]
+    list_select_related = ["organization"]
+    actions = ["revoke_keys"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.display(boolean=True, description="Revoked", ordering="revoked_at")
+    def revoked(self, key: ApiKey) -> bool:
+        return key.revoked_at is not None
+
+    @admin.action(description="Revoke selected keys", permissions=["change"])
+    def revoke_keys(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
+        keys = list(queryset.filter(revoked_at__isnull=True))
+        for key in keys:
+            key.revoke()
+        self.message_user(request, f"Revoked {len(keys)} key(s).", messages.SUCCESS)
+
+
+def _known_place(place: str) -> bool:
+    """Whether `place` names a catalog provider root, or one of its regions as name@region."""
+    root, _, region = place.partition("@")
+    if not region:
+        return Provider.objects.filter(name=root).exists()
+    return Region.objects.filter(provider__name=root, name=region).exists()
+
+
+class SavedKeyForm(forms.ModelForm):
+    secret = forms.CharField(
+        label="Secret",
+        strip=True,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text="The organization's key for this provider, stored encrypted. "
+        "On change, leave empty to keep the current one.",
+    )
+
+    class Meta:
+        model = SavedKey
+        fields = ["organization", "provider", "label", "zdr"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["secret"].required = self.instance._state.adding
+
+    def clean_provider(self) -> str:
+        place: str = self.cleaned_data["provider"].strip()
+        if not _known_place(place):
+            raise forms.ValidationError(f"No provider or region {place} in the catalog.")
+        return place
+
+    def save(self, commit: bool = True) -> SavedKey:
+        saved_key: SavedKey = super().save(commit=False)
+        if self.cleaned_data.get("secret"):
+            saved_key.set_secret(self.cleaned_data["secret"])
+        if commit:
+            saved_key.save()
+        return saved_key
+
+
+@admin.register(SavedKey)
+class SavedKeyAdmin(admin.ModelAdmin):
+    form = SavedKeyForm
+    fields = ["organization", "provider", "label", "zdr", "secret"]
+    list_display = ["organization", "provider", "label", "zdr", "created_at"]
+    list_display_links = ["organization", "provider"]
+    list_editable = ["zdr"]
+    list_filter = ["zdr", "organization"]
+    search_fields = ["organization__slug", "provider", "label"]
+    list_select_related = ["organization"]

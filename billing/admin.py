@@ -1,0 +1,148 @@
+"""The operators' admin for call records and the credits ledger.
+
+Generations and their attempts are records: viewable, never edited. The ledger is
+append-only: the one write is an adjustment, posted through `ledger_post` so the
+organization's balance moves with it."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.http import HttpRequest
+
+from billing.ledger import ledger_post
+from billing.models import Attempt, EntryKind, Generation, LedgerEntry
+
+
+class ReadOnlyAdminMixin:
+    """Viewable, never added, changed or deleted through the admin."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class AttemptInline(ReadOnlyAdminMixin, admin.TabularInline):
+    model = Attempt
+    fields = [
+        "position",
+        "model",
+        "provider",
+        "region",
+        "upstream_id",
+        "key_source",
+        "http_status",
+        "error",
+        "latency_ms",
+        "first_token_ms",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost",
+    ]
+    extra = 0
+
+
+@admin.register(Generation)
+class GenerationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    inlines = [AttemptInline]
+    list_display = [
+        "request_id",
+        "organization",
+        "model",
+        "provider",
+        "status",
+        "streamed",
+        "tokens",
+        "cost",
+        "created_at",
+    ]
+    list_filter = ["status", "provider", "streamed"]
+    search_fields = ["request_id", "organization__slug", "model"]
+    list_select_related = ["organization"]
+    date_hierarchy = "created_at"
+
+    @admin.display(description="Tokens (prompt + completion)")
+    def tokens(self, generation: Generation) -> str:
+        return f"{generation.prompt_tokens} + {generation.completion_tokens}"
+
+
+class AdjustmentForm(forms.ModelForm):
+    """An operator's signed correction of an organization's credits."""
+
+    class Meta:
+        model = LedgerEntry
+        fields = ["organization", "amount", "note"]
+        help_texts = {"amount": "USD, signed: negative to take credits away."}
+
+    def clean_amount(self) -> Decimal:
+        amount: Decimal = self.cleaned_data["amount"]
+        if amount == 0:
+            raise forms.ValidationError("An adjustment must move the balance.")
+        return amount
+
+
+@admin.register(LedgerEntry)
+class LedgerEntryAdmin(admin.ModelAdmin):
+    form = AdjustmentForm
+    list_display = [
+        "created_at",
+        "organization",
+        "kind",
+        "amount",
+        "balance_after",
+        "note",
+        "created_by",
+    ]
+    list_filter = ["kind", "organization"]
+    search_fields = ["organization__slug", "note", "idempotency_key"]
+    list_select_related = ["organization", "created_by"]
+    date_hierarchy = "created_at"
+
+    def get_fields(self, request: HttpRequest, obj: LedgerEntry | None = None) -> tuple[str, ...]:
+        if obj is None:
+            return tuple(AdjustmentForm.Meta.fields)
+        return (
+            "organization",
+            "kind",
+            "amount",
+            "balance_after",
+            "note",
+            "generation",
+            "idempotency_key",
+            "created_by",
+            "created_at",
+        )
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def save_model(self, request: HttpRequest, obj: LedgerEntry, form: Any, change: bool) -> None:
+        entry = ledger_post(
+            organization_id=obj.organization_id,
+            kind=EntryKind.ADJUSTMENT,
+            amount=obj.amount,
+            note=obj.note,
+            created_by_id=request.user.pk,
+        )
+        if entry is None:  # only an idempotency key already posted returns None; none is given
+            raise RuntimeError("An adjustment without an idempotency key was not posted")
+        _become(obj, entry)
+
+
+def _become(obj: LedgerEntry, entry: LedgerEntry) -> None:
+    """Make the admin's unsaved instance the posted entry, for its log and redirect."""
+    for field in entry._meta.concrete_fields:
+        setattr(obj, field.attname, getattr(entry, field.attname))
+    obj._state.adding = False
+    obj._state.db = entry._state.db

@@ -1,0 +1,162 @@
+"""The operators' admin for the provider catalog: providers and regions, models, offerings.
+
+Momor's own provider key is write-only here: a form field sets or clears it, and neither
+the key nor its ciphertext is ever rendered."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.db import models
+from django.db.models import ForeignKey
+from django.http import HttpRequest
+
+from gateway.models import Model as CatalogModel
+from gateway.models import Offering, Provider, Region
+
+
+def _https_formfield(field: models.Field[Any, Any], **kwargs: Any) -> forms.Field | None:
+    # Provider endpoints are HTTPS unless the operator writes otherwise (e.g. a loopback fake).
+    if isinstance(field, models.URLField):
+        kwargs["assume_scheme"] = "https"
+    return field.formfield(**kwargs)
+
+
+class ProviderForm(forms.ModelForm):
+    new_key = forms.CharField(
+        label="New key",
+        required=False,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text="Momor's own key for this provider, stored encrypted. "
+        "Leave empty to keep the current one.",
+    )
+    clear_key = forms.BooleanField(
+        label="Clear stored key",
+        required=False,
+        help_text="Remove the stored key; calls then use the key_env variable.",
+    )
+
+    class Meta:
+        model = Provider
+        fields = ["name", "display_name", "api", "base_url", "key_env", "zdr"]
+        formfield_callback = _https_formfield
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if cleaned.get("new_key") and cleaned.get("clear_key"):
+            raise forms.ValidationError("Either set a new key or clear the stored one, not both.")
+        return cleaned
+
+    def save(self, commit: bool = True) -> Provider:
+        provider: Provider = super().save(commit=False)
+        if self.cleaned_data.get("clear_key"):
+            provider.set_key("")
+        elif self.cleaned_data.get("new_key"):
+            provider.set_key(self.cleaned_data["new_key"])
+        if commit:
+            provider.save()
+        return provider
+
+
+URL_OVERRIDES: dict[type[models.Field[Any, Any]], dict[str, Any]] = {
+    models.URLField: {"assume_scheme": "https"}
+}
+
+
+class RegionInline(admin.TabularInline):
+    model = Region
+    formfield_overrides = URL_OVERRIDES
+    fields = ["name", "base_url"]
+    extra = 0
+
+
+@admin.register(Provider)
+class ProviderAdmin(admin.ModelAdmin):
+    form = ProviderForm
+    formfield_overrides = URL_OVERRIDES
+    inlines = [RegionInline]
+    fields = [
+        "name",
+        "display_name",
+        "api",
+        "base_url",
+        "key_env",
+        "zdr",
+        "new_key",
+        "clear_key",
+    ]
+    list_display = ["name", "api", "base_url", "key_env", "has_stored_key", "zdr"]
+    list_editable = ["zdr"]
+    list_filter = ["api", "zdr"]
+    search_fields = ["name", "display_name"]
+
+    @admin.display(boolean=True, description="Momor key stored")
+    def has_stored_key(self, provider: Provider) -> bool:
+        return bool(provider.key_encrypted)
+
+
+@admin.register(CatalogModel)
+class CatalogModelAdmin(admin.ModelAdmin):
+    list_display = ["id", "name", "released", "deprecated", "tiers", "auto"]
+    list_filter = ["deprecated", "auto"]
+    search_fields = ["id"]
+
+
+class OfferingForm(forms.ModelForm):
+    class Meta:
+        model = Offering
+        fields = [
+            "model",
+            "provider",
+            "region",
+            "upstream_id",
+            "prompt_price",
+            "completion_price",
+            "cache_read_price",
+            "cache_write_price",
+            "tools",
+            "json_schema",
+            "reasoning_efforts",
+            "input_modalities",
+            "enabled",
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        provider, region = cleaned.get("provider"), cleaned.get("region")
+        if provider and region and region.provider_id != provider.pk:
+            self.add_error("region", f"{region} is not a region of {provider}.")
+        return cleaned
+
+
+@admin.register(Offering)
+class OfferingAdmin(admin.ModelAdmin):
+    form = OfferingForm
+    list_display = [
+        "model",
+        "provider",
+        "region",
+        "upstream_id",
+        "prompt_price",
+        "completion_price",
+        "cache_read_price",
+        "cache_write_price",
+        "tools",
+        "json_schema",
+        "enabled",
+    ]
+    list_filter = ["provider", "model", "tools", "json_schema", "region", "enabled"]
+    search_fields = ["model__id", "upstream_id"]
+    list_select_related = ["model", "provider", "region__provider"]
+    autocomplete_fields = ["model"]
+
+    def formfield_for_foreignkey(
+        self, db_field: ForeignKey[Any, Any], request: HttpRequest, **kwargs: Any
+    ) -> Any:
+        # A region's label names its provider: fetch them together, not one query per option.
+        if db_field.name == "region":
+            kwargs["queryset"] = Region.objects.select_related("provider")
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
