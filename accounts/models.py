@@ -28,7 +28,9 @@ class Organization(models.Model):
         null=True, blank=True, help_text="Oldest model a tier, auto or * selector may pick."
     )
     balance = models.DecimalField(
-        max_digits=18, decimal_places=9, default=Decimal(0),
+        max_digits=18,
+        decimal_places=9,
+        default=Decimal(0),
         help_text="USD; kept equal to the sum of the credits ledger.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
@@ -90,11 +92,15 @@ class ApiKey(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     credit_limit = models.DecimalField(
-        max_digits=18, decimal_places=9, null=True, blank=True,
+        max_digits=18,
+        decimal_places=9,
+        null=True,
+        blank=True,
         help_text="USD this key may spend in all; empty for no limit of its own.",
     )
     rate_limit = models.PositiveIntegerField(
-        null=True, blank=True,
+        null=True,
+        blank=True,
         help_text="Requests per minute; empty for the deployment's default.",
     )
 
@@ -133,14 +139,17 @@ class SavedKey(models.Model):
     secret_encrypted = models.TextField(editable=False)
     suffix = models.CharField(max_length=4, editable=False, blank=True)
     zdr = models.BooleanField(
-        default=False, help_text="This key's agreement with the provider covers zero data retention."
+        default=False,
+        help_text="This key's agreement with the provider covers zero data retention.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["organization", "provider"], name="one_key_per_provider")
+            models.UniqueConstraint(
+                fields=["organization", "provider"], name="one_key_per_provider"
+            )
         ]
         ordering = ["provider"]
 
@@ -158,4 +167,3 @@ class SavedKey(models.Model):
     @property
     def root(self) -> str:
         return self.provider.split("@", 1)[0]
-

@@ -26,9 +26,7 @@ def ledger_post(
     try:
         with transaction.atomic():
             Organization.objects.filter(pk=organization_id).update(balance=F("balance") + amount)
-            balance = Organization.objects.values_list("balance", flat=True).get(
-                pk=organization_id
-            )
+            balance = Organization.objects.values_list("balance", flat=True).get(pk=organization_id)
             return LedgerEntry.objects.create(
                 organization_id=organization_id,
                 kind=kind,

@@ -106,9 +106,7 @@ class EntryKind(models.TextChoices):
 class LedgerEntry(models.Model):
     """A signed movement of an organization's credits; the balance is their running sum."""
 
-    organization = models.ForeignKey(
-        Organization, on_delete=models.PROTECT, related_name="ledger"
-    )
+    organization = models.ForeignKey(Organization, on_delete=models.PROTECT, related_name="ledger")
     kind = models.CharField(max_length=12, choices=EntryKind.choices)
     amount = models.DecimalField(**MONEY)
     balance_after = models.DecimalField(**MONEY)

@@ -26,15 +26,18 @@ class Provider(models.Model):
     api = models.CharField(max_length=20, choices=AdapterKind.choices)
     base_url = models.URLField(max_length=500)
     key_env = models.CharField(
-        max_length=100, blank=True,
+        max_length=100,
+        blank=True,
         help_text="Environment variable holding Momor's own key for this provider.",
     )
     key_encrypted = models.TextField(
-        blank=True, editable=False,
+        blank=True,
+        editable=False,
         help_text="Momor's own key stored encrypted; it wins over key_env when set.",
     )
     zdr = models.BooleanField(
-        default=False, help_text="Momor's own agreements with this provider cover zero data retention."
+        default=False,
+        help_text="Momor's own agreements with this provider cover zero data retention.",
     )
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -62,9 +65,7 @@ class Region(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["provider", "name"], name="one_region_name")
-        ]
+        constraints = [models.UniqueConstraint(fields=["provider", "name"], name="one_region_name")]
         ordering = ["provider__name", "name"]
 
     def __str__(self) -> str:

@@ -1,5 +1,13 @@
 from __future__ import annotations
 
-from django.urls import URLPattern
+from django.urls import path
 
-urlpatterns: list[URLPattern] = []
+from gateway import views
+
+urlpatterns = [
+    path("v1/chat/completions", views.chat_completions, name="chat-completions"),
+    path("models/completions", views.chat_completions),
+    path("api/v1/chat/completions", views.chat_completions),
+    path("v1/models", views.models, name="models"),
+    path("api/v1/models", views.models),
+]

@@ -1,4 +1,5 @@
-"""ASGI entry point: Django over HTTP, Channels consumers over websockets."""
+"""ASGI entry point: Django over HTTP (the completions routes behind the body-size guard),
+Channels consumers over websockets."""
 
 from __future__ import annotations
 
@@ -9,6 +10,12 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "momor.settings")
 django_asgi_app = get_asgi_application()
 
-from channels.routing import ProtocolTypeRouter  # noqa: E402 - Django must be set up first
+# Django must be set up before these imports.
+from channels.routing import ProtocolTypeRouter  # noqa: E402
+from django.conf import settings  # noqa: E402
 
-application = ProtocolTypeRouter({"http": django_asgi_app})
+from gateway.body_limit import BodyLimit  # noqa: E402
+
+application = ProtocolTypeRouter(
+    {"http": BodyLimit(django_asgi_app, settings.MOMOR_MAX_BODY_BYTES)}
+)

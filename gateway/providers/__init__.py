@@ -1,0 +1,28 @@
+"""Adapters by wire protocol: `adapter_for(api)` gives the one that speaks a provider's API."""
+
+from __future__ import annotations
+
+from gateway.providers.base import Adapter
+from gateway.providers.openai import (
+    AzureAdapter,
+    CompatibleAdapter,
+    DeepInfraAdapter,
+    MistralAdapter,
+    OpenAIOnMomorKey,
+)
+
+REGISTRY: dict[str, Adapter] = {
+    "openai": OpenAIOnMomorKey(),
+    "azure": AzureAdapter(),
+    "mistral": MistralAdapter(),
+    "deepinfra": DeepInfraAdapter(),
+    "openai_compatible": CompatibleAdapter(),
+}
+
+
+def adapter_for(api: str) -> Adapter | None:
+    return REGISTRY.get(api)
+
+
+def register(api: str, adapter: Adapter) -> None:
+    REGISTRY[api] = adapter

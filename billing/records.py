@@ -1,0 +1,55 @@
+"""What the gateway hands to billing when a call ends: the call and every attempt, as plain
+data (billing never imports the gateway)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+
+@dataclass(slots=True)
+class TokenCounts:
+    prompt: int = 0
+    completion: int = 0
+    cached: int = 0
+    cache_write: int = 0
+    reasoning: int = 0
+    estimated: bool = False
+
+
+@dataclass(slots=True)
+class AttemptRecord:
+    position: int
+    model: str
+    provider: str
+    region: str
+    upstream_id: str
+    key_source: str
+    prices: dict[str, str]
+    http_status: int | None = None
+    error: str = ""
+    latency_ms: int = 0
+    first_token_ms: int | None = None
+    tokens: TokenCounts | None = None
+
+
+@dataclass(slots=True)
+class CallRecord:
+    request_id: str
+    organization_id: int
+    api_key_id: int | None
+    user_id: int | None
+    selectors: list[str]
+    streamed: bool
+    created_at: datetime
+    status: str = "failed"
+    http_status: int = 200
+    error: str = ""
+    model: str = ""
+    provider: str = ""
+    finish_reason: str = ""
+    native_finish_reason: str = ""
+    tokens: TokenCounts = field(default_factory=TokenCounts)
+    latency_ms: int = 0
+    first_token_ms: int | None = None
+    attempts: list[AttemptRecord] = field(default_factory=list)

@@ -1,0 +1,103 @@
+"""Who is calling: a Bearer Momor key, or a signed-in member's session (with its CSRF token).
+A key already known needs no query; an unknown one is looked up once; if the database cannot
+answer, the call gets 503, never 401."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from django.conf import settings
+from django.db import DatabaseError
+from django.http import HttpRequest
+from django.middleware.csrf import CsrfViewMiddleware
+
+from accounts.models import Membership
+from accounts.secrets import API_KEY_PREFIX, hash_api_key
+from gateway import dbthread
+from gateway.errors import GatewayError, invalid_api_key, service_unavailable
+from gateway.identity import KeyInfo, OrgInfo, now
+from gateway.state import STATE
+
+SESSION_ORG = "momor_org_id"
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    org: OrgInfo
+    key: KeyInfo | None
+    user_id: int | None
+
+
+async def authenticate(request: HttpRequest) -> Caller:
+    header = request.headers.get("authorization")
+    if header:
+        return await _by_key(header)
+    if settings.SESSION_COOKIE_NAME in request.COOKIES:
+        return await _by_session(request)
+    raise invalid_api_key("No API key: send it as 'Authorization: Bearer <key>'.")
+
+
+async def _by_key(header: str) -> Caller:
+    scheme, _, token = header.partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token.startswith(API_KEY_PREFIX):
+        raise invalid_api_key()
+    key = await _key(hash_api_key(token))
+    if key is None or not key.usable(now()):
+        raise invalid_api_key()
+    org = STATE.identities.org_for(key.organization_id)
+    if org is None:
+        org = await _guarded(lambda: STATE.identities.load_org(key.organization_id))
+    if org is None:
+        raise invalid_api_key()
+    return Caller(org, key, None)
+
+
+async def _key(key_hash: str) -> KeyInfo | None:
+    identities = STATE.identities
+    known = identities.keys.get(key_hash)
+    if known is not None:
+        return known
+    if identities.known_missing(key_hash):
+        return None
+    return await _guarded(lambda: identities.load_key(key_hash))
+
+
+async def _guarded(lookup: Callable[[], T]) -> T:
+    try:
+        return await dbthread.lookup(lookup)
+    except DatabaseError:
+        raise service_unavailable("Momor cannot check this key right now; retry shortly.") from None
+
+
+async def _by_session(request: HttpRequest) -> Caller:
+    user = await request.auser()
+    if not user.is_authenticated:
+        raise invalid_api_key("No API key, and the session is not signed in.")
+    if CsrfViewMiddleware(_no_response).process_view(request, None, (), {}) is not None:
+        raise invalid_api_key("A call on a session must carry its CSRF token (X-CSRFToken).")
+    wanted = await request.session.aget(SESSION_ORG)
+    org_id = await _guarded(lambda: _member_org(user.pk, wanted))
+    if org_id is None:
+        raise GatewayError(
+            403, "You are not a member of any organization.", type="permission_error"
+        )
+    org = await _guarded(lambda: STATE.identities.load_org(org_id))
+    if org is None:
+        raise invalid_api_key()
+    return Caller(org, None, user.pk)
+
+
+def _member_org(user_id: int, wanted: object) -> int | None:
+    memberships = Membership.objects.filter(user_id=user_id).order_by("created_at")
+    if isinstance(wanted, int) and memberships.filter(organization_id=wanted).exists():
+        return wanted
+    first = memberships.values_list("organization_id", flat=True).first()
+    return first
+
+
+def _no_response(request: HttpRequest) -> None:
+    return None

@@ -1,0 +1,158 @@
+"""The adapter contract: one adapter per wire protocol, each a pure translation between the
+call (an OpenAI Chat Completions body) and one provider's API, request and answer, plain and
+streamed. Adapters hold no state across calls and do no routing, billing or I/O of their own
+beyond what `prepare` needs to authenticate."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import orjson
+
+from gateway.options import CallOptions
+from gateway.routing import Candidate
+from gateway.sse import Event
+
+
+@dataclass(slots=True)
+class UpstreamRequest:
+    url: str
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token counts in Chat Completions' terms: prompt includes cache reads and writes,
+    completion includes reasoning."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    @classmethod
+    def from_openai(cls, raw: object) -> Usage | None:
+        if not isinstance(raw, dict):
+            return None
+        prompt_details = raw.get("prompt_tokens_details") or {}
+        completion_details = raw.get("completion_tokens_details") or {}
+        return cls(
+            prompt_tokens=int(raw.get("prompt_tokens") or 0),
+            completion_tokens=int(raw.get("completion_tokens") or 0),
+            cached_tokens=int(prompt_details.get("cached_tokens") or 0),
+            cache_write_tokens=int(prompt_details.get("cache_write_tokens") or 0),
+            reasoning_tokens=int(completion_details.get("reasoning_tokens") or 0),
+        )
+
+    def as_openai(self) -> dict[str, Any]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.prompt_tokens + self.completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": self.cached_tokens},
+            "completion_tokens_details": {"reasoning_tokens": self.reasoning_tokens},
+        }
+
+
+@dataclass(slots=True)
+class Reply:
+    """A plain answer in Chat Completions' shape; `id` and `model` are written over later."""
+
+    body: dict[str, Any]
+    usage: Usage | None
+    finish_reason: str = ""
+    native_finish_reason: str = ""
+
+
+@dataclass(slots=True)
+class Failure:
+    """A provider's refusal or failure, with OpenAI's error object where one can be given."""
+
+    status: int | None
+    message: str
+    error: dict[str, Any] | None = None
+
+    @property
+    def openai_shaped(self) -> bool:
+        return self.error is not None
+
+
+class CannotCarry(Exception):
+    """The call holds content this provider has no way to carry (it moves to the next one)."""
+
+
+class StreamFailed(Exception):
+    """The provider's stream reported an error, or ended before its answer did."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
+
+
+@dataclass(slots=True)
+class StreamState:
+    usage: Usage | None = None
+    finish_reason: str = ""
+    native_finish_reason: str = ""
+    finished: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class StreamTranslator(ABC):
+    """Turns a provider's events into Chat Completions chunks (without id and model)."""
+
+    def __init__(self) -> None:
+        self.state = StreamState()
+
+    @abstractmethod
+    def feed(self, event: Event) -> list[dict[str, Any]]:
+        """The chunks this event makes; raises StreamFailed for an error event."""
+
+    def close(self) -> list[dict[str, Any]]:
+        """Chunks owed once the upstream stream has ended (none for most protocols)."""
+        return []
+
+
+class Adapter(ABC):
+    """One wire protocol."""
+
+    api: ClassVar[str]
+
+    @abstractmethod
+    async def prepare(
+        self, body: dict[str, Any], options: CallOptions, candidate: Candidate
+    ) -> UpstreamRequest:
+        """The upstream request for this call on this offering; raises CannotCarry."""
+
+    @abstractmethod
+    def reply(self, data: bytes) -> Reply:
+        """A plain 2xx answer, translated."""
+
+    @abstractmethod
+    def stream(self, options: CallOptions) -> StreamTranslator:
+        """A fresh translator for one streamed answer."""
+
+    def failure(self, status: int, data: bytes) -> Failure:
+        """A non-2xx answer; OpenAI's error object when the body holds one."""
+        return openai_failure(status, data)
+
+
+def openai_failure(status: int, data: bytes) -> Failure:
+    try:
+        parsed = orjson.loads(data) if data else None
+    except orjson.JSONDecodeError:
+        parsed = None
+    error = parsed.get("error") if isinstance(parsed, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        shaped = {
+            "message": error["message"],
+            "type": error.get("type"),
+            "param": error.get("param"),
+            "code": error.get("code"),
+        }
+        return Failure(status, error["message"], shaped)
+    return Failure(status, f"HTTP {status}")

@@ -1,0 +1,195 @@
+"""Providers that speak Chat Completions: OpenAI, Azure OpenAI, Mistral, DeepInfra and any
+OpenAI-compatible server. The body goes through as the client wrote it but for the changes the
+spec lists under "What Momor changes on the way"; the answer comes back as the provider wrote it,
+its reasoning as `reasoning`."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import orjson
+
+from gateway.options import CallOptions
+from gateway.providers.base import (
+    Adapter,
+    Failure,
+    Reply,
+    StreamFailed,
+    StreamTranslator,
+    UpstreamRequest,
+    Usage,
+    openai_failure,
+)
+from gateway.providers.reasoning import answered_reasoning, effort_for, move_reasoning_back
+from gateway.routing import Candidate
+from gateway.sse import Event
+
+
+class OpenAIAdapter(Adapter):
+    api: ClassVar[str] = "openai"
+    max_tokens_field: ClassVar[str] = "max_completion_tokens"
+    seed_field: ClassVar[str] = "seed"
+    takes_stream_options: ClassVar[bool] = True
+    reasoning_input_field: ClassVar[str | None] = None
+
+    async def prepare(
+        self, body: dict[str, Any], options: CallOptions, candidate: Candidate
+    ) -> UpstreamRequest:
+        out = self.body(body, options, candidate)
+        return UpstreamRequest(
+            url=f"{candidate.offering.base_url}/chat/completions",
+            headers=self.auth_headers(candidate.secret),
+            body=orjson.dumps(out),
+        )
+
+    def auth_headers(self, secret: str) -> dict[str, str]:
+        return {"authorization": f"Bearer {secret}", "content-type": "application/json"}
+
+    def body(
+        self, body: dict[str, Any], options: CallOptions, candidate: Candidate
+    ) -> dict[str, Any]:
+        out = dict(body)
+        out["model"] = candidate.offering.upstream_id
+        self._ceiling(out)
+        if "seed" in out and self.seed_field != "seed":
+            out[self.seed_field] = out.pop("seed")
+        if options.stream:
+            self._stream_options(out)
+        if "reasoning_effort" in out:
+            self._effort(out, candidate.offering.reasoning_efforts)
+        if isinstance(out.get("messages"), list):
+            out["messages"] = move_reasoning_back(out["messages"], self.reasoning_input_field)
+        return out
+
+    def _ceiling(self, out: dict[str, Any]) -> None:
+        ceiling = out.pop("max_completion_tokens", None)
+        fallback = out.pop("max_tokens", None)
+        value = ceiling if ceiling is not None else fallback
+        if value is not None:
+            out[self.max_tokens_field] = value
+
+    def _stream_options(self, out: dict[str, Any]) -> None:
+        if not self.takes_stream_options:
+            out.pop("stream_options", None)
+            return
+        current = out.get("stream_options")
+        merged = dict(current) if isinstance(current, dict) else {}
+        merged["include_usage"] = True
+        out["stream_options"] = merged
+
+    def _effort(self, out: dict[str, Any], efforts: tuple[str, ...]) -> None:
+        effort = effort_for(out["reasoning_effort"], efforts)
+        if effort is None:
+            del out["reasoning_effort"]
+        else:
+            out["reasoning_effort"] = effort
+
+    def reply(self, data: bytes) -> Reply:
+        body = orjson.loads(data)
+        if not isinstance(body, dict) or not isinstance(body.get("choices"), list):
+            raise ValueError("the provider's answer is not a chat completion")
+        finish = ""
+        for choice in body["choices"]:
+            if isinstance(choice, dict):
+                message = choice.get("message")
+                if isinstance(message, dict):
+                    answered_reasoning(message)
+                finish = finish or str(choice.get("finish_reason") or "")
+        return Reply(body, Usage.from_openai(body.get("usage")), finish, finish)
+
+    def stream(self, options: CallOptions) -> StreamTranslator:
+        return ChunkRelay()
+
+    def failure(self, status: int, data: bytes) -> Failure:
+        return openai_failure(status, data)
+
+
+class OpenAIOnMomorKey(OpenAIAdapter):
+    """OpenAI keeps nothing on Momor's key: `store` goes as false whatever was sent."""
+
+    def body(
+        self, body: dict[str, Any], options: CallOptions, candidate: Candidate
+    ) -> dict[str, Any]:
+        out = super().body(body, options, candidate)
+        if candidate.key_source == "momor":
+            out["store"] = False
+        return out
+
+
+class AzureAdapter(OpenAIAdapter):
+    """Azure OpenAI's v1 API: the deployment name as model, the key in `api-key`."""
+
+    api = "azure"
+
+    def auth_headers(self, secret: str) -> dict[str, str]:
+        return {"api-key": secret, "content-type": "application/json"}
+
+
+class MistralAdapter(OpenAIAdapter):
+    """Mistral reads max_tokens and random_seed, and takes no stream_options (it always sends
+    usage on its last chunk)."""
+
+    api = "mistral"
+    max_tokens_field = "max_tokens"
+    seed_field = "random_seed"
+    takes_stream_options = False
+
+
+class DeepInfraAdapter(OpenAIAdapter):
+    api = "deepinfra"
+    max_tokens_field = "max_tokens"
+    reasoning_input_field = "reasoning_content"
+
+
+class CompatibleAdapter(OpenAIAdapter):
+    """Any server that speaks Chat Completions (vLLM, llama.cpp, Ollama, TGI...)."""
+
+    api = "openai_compatible"
+    max_tokens_field = "max_tokens"
+    reasoning_input_field = "reasoning_content"
+
+
+class ChunkRelay(StreamTranslator):
+    """A Chat Completions stream: chunks pass through, reasoning renamed, state noted."""
+
+    def feed(self, event: Event) -> list[dict[str, Any]]:
+        if event.data == "[DONE]":
+            self.state.finished = True
+            return []
+        chunk = orjson.loads(event.data)
+        if not isinstance(chunk, dict):
+            return []
+        if "error" in chunk and not chunk.get("choices"):
+            raise StreamFailed(_stream_error(chunk["error"]))
+        self._note(chunk)
+        return [chunk]
+
+    def _note(self, chunk: dict[str, Any]) -> None:
+        usage = Usage.from_openai(chunk.get("usage"))
+        if usage is not None:
+            self.state.usage = usage
+        for choice in chunk.get("choices") or ():
+            delta = choice.get("delta")
+            if isinstance(delta, dict):
+                answered_reasoning(delta)
+            reason = choice.get("finish_reason")
+            if reason:
+                self.state.finish_reason = self.state.native_finish_reason = str(reason)
+
+    def close(self) -> list[dict[str, Any]]:
+        if self.state.finish_reason:
+            self.state.finished = True
+        return []
+
+
+def _stream_error(error: object) -> Failure:
+    if isinstance(error, dict):
+        message = str(error.get("message") or "The provider reported an error mid-stream.")
+        shaped = {
+            "message": message,
+            "type": error.get("type"),
+            "param": error.get("param"),
+            "code": error.get("code"),
+        }
+        return Failure(None, message, shaped)
+    return Failure(None, "The provider reported an error mid-stream.")

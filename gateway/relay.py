@@ -1,0 +1,447 @@
+"""One call's attempts: candidates tried in order until one answers, the answer relayed plain
+or streamed, and the call's record handed to billing when it ends."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import orjson
+from django.conf import settings
+
+from billing.recording import record_call
+from billing.records import AttemptRecord, CallRecord, TokenCounts
+from gateway.errors import GatewayError, providers_unavailable, unsupported_parameter
+from gateway.options import CallOptions
+from gateway.providers import adapter_for
+from gateway.providers.base import (
+    Adapter,
+    CannotCarry,
+    Failure,
+    StreamFailed,
+    StreamTranslator,
+    Usage,
+)
+from gateway.routing import Candidate
+from gateway.sse import DONE, Decoder, encode
+from gateway.upstream import client
+
+RETRYABLE_4XX = frozenset({401, 403, 408, 429})
+SHOWN_FIELDS = ("content", "reasoning", "tool_calls", "refusal", "audio", "reasoning_details")
+
+
+@dataclass(slots=True)
+class Answer:
+    status: int
+    headers: dict[str, str]
+    body: bytes | AsyncIterator[bytes]
+
+
+@dataclass(slots=True)
+class Call:
+    request_id: str
+    body: dict[str, Any]
+    body_size: int
+    options: CallOptions
+    candidates: list[Candidate]
+    record: CallRecord
+    started: float = field(default_factory=time.monotonic)
+    created: int = field(default_factory=lambda: int(time.time()))
+    last: tuple[Candidate, Failure] | None = None
+    uncarried: str = ""
+
+    def elapsed_ms(self, since: float | None = None) -> int:
+        return int((time.monotonic() - (since or self.started)) * 1000)
+
+
+class Attempt:
+    """One candidate tried: its record, filled in as the try goes."""
+
+    def __init__(self, call: Call, candidate: Candidate) -> None:
+        offering = candidate.offering
+        self.call, self.candidate, self.started = call, candidate, time.monotonic()
+        self.row = AttemptRecord(
+            position=len(call.record.attempts),
+            model=offering.model_id,
+            provider=offering.provider.name,
+            region=offering.region,
+            upstream_id=offering.upstream_id,
+            key_source=candidate.key_source,
+            prices=offering.prices.as_dict(),
+        )
+        call.record.attempts.append(self.row)
+
+    def failed(self, failure: Failure, *, decisive: bool = True) -> None:
+        """Note a failed try; a decisive one is what the call answers if it is the last."""
+        self.row.http_status = failure.status
+        self.row.error = failure.message[:2000]
+        self.row.latency_ms = self.call.elapsed_ms(self.started)
+        if decisive:
+            self.call.last = (self.candidate, failure)
+
+    def served(self, status: int, usage: Usage | None) -> None:
+        self.row.http_status = status
+        self.row.latency_ms = self.call.elapsed_ms(self.started)
+        self.row.tokens = _tokens(usage)
+
+
+async def answer_plain(call: Call) -> Answer:
+    for candidate in call.candidates:
+        answer = await _try_plain(call, candidate)
+        if answer is not None:
+            return answer
+    raise final_error(call)
+
+
+async def _try_plain(call: Call, candidate: Candidate) -> Answer | None:
+    adapter, attempt = _adapter(candidate), Attempt(call, candidate)
+    response = await _open(call, candidate, adapter, attempt)
+    if response is None:
+        return None
+    try:
+        data = await _read_all(response)
+    except (httpx.HTTPError, TimeoutError) as exc:
+        attempt.failed(Failure(None, _transport_message(exc)))
+        return None
+    finally:
+        await response.aclose()
+    if response.status_code >= 300:
+        return _refused(call, attempt, adapter.failure(response.status_code, data))
+    try:
+        reply = adapter.reply(data)
+    except (ValueError, KeyError, TypeError):
+        attempt.failed(Failure(502, "The provider's answer could not be read."))
+        return None
+    attempt.served(response.status_code, reply.usage)
+    reply.body["id"] = call.request_id
+    reply.body["model"] = candidate.offering.model_id
+    _served(call, candidate, reply.usage, reply.finish_reason, reply.native_finish_reason)
+    record_call(call.record)
+    return Answer(200, _served_headers(candidate), orjson.dumps(reply.body))
+
+
+async def answer_stream(call: Call) -> Answer:
+    for candidate in call.candidates:
+        answer = await _try_stream(call, candidate)
+        if answer is not None:
+            return answer
+    raise final_error(call)
+
+
+async def _try_stream(call: Call, candidate: Candidate) -> Answer | None:
+    adapter, attempt = _adapter(candidate), Attempt(call, candidate)
+    response = await _open(call, candidate, adapter, attempt)
+    if response is None:
+        return None
+    if response.status_code >= 300:
+        data = await _read_failure(response)
+        return _refused(call, attempt, adapter.failure(response.status_code, data))
+    relay = StreamRelay(call, candidate, attempt, response, adapter.stream(call.options))
+    try:
+        opening = await relay.opening()
+    except BaseException:
+        await response.aclose()
+        raise
+    if opening is None:
+        await response.aclose()
+        return None
+    headers = _served_headers(candidate) | {"cache-control": "no-cache"}
+    return Answer(200, headers, relay.rest(opening))
+
+
+async def _open(
+    call: Call, candidate: Candidate, adapter: Adapter, attempt: Attempt
+) -> httpx.Response | None:
+    try:
+        prepared = await adapter.prepare(call.body, call.options, candidate)
+    except CannotCarry as exc:
+        attempt.failed(Failure(None, f"cannot carry the call: {exc}"), decisive=False)
+        call.uncarried = str(exc)
+        return None
+    http = client()
+    request = http.build_request(
+        "POST", prepared.url, headers=prepared.headers, content=prepared.body
+    )
+    try:
+        async with asyncio.timeout(settings.MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT):
+            return await http.send(request, stream=True)
+    except (httpx.HTTPError, TimeoutError) as exc:
+        attempt.failed(Failure(None, _transport_message(exc)))
+        return None
+
+
+async def _read_all(response: httpx.Response) -> bytes:
+    async with asyncio.timeout(settings.MOMOR_UPSTREAM_CHUNK_TIMEOUT):
+        return await response.aread()
+
+
+async def _read_failure(response: httpx.Response) -> bytes:
+    try:
+        return await _read_all(response)
+    except (httpx.HTTPError, TimeoutError):
+        return b""
+    finally:
+        await response.aclose()
+
+
+def _refused(call: Call, attempt: Attempt, failure: Failure) -> Answer | None:
+    """A provider's non-2xx: the next candidate's turn, or (a request the provider rejects)
+    the call's answer at once."""
+    attempt.failed(failure)
+    status = failure.status or 502
+    if failure.openai_shaped and 400 <= status < 500 and status not in RETRYABLE_4XX:
+        raise GatewayError(status, **_provider_fields(failure))
+    return None
+
+
+def final_error(call: Call) -> GatewayError:
+    """The answer when every candidate failed: it follows the last one."""
+    if call.last is None:
+        reason = f" ({call.uncarried})" if call.uncarried else ""
+        return unsupported_parameter(
+            f"Models matched, and none of them could carry the call.{reason}"
+        )
+    candidate, failure = call.last
+    provider = candidate.offering.provider.name
+    if candidate.key_source == "own" and failure.status in (401, 403):
+        return GatewayError(
+            502, f"The provider {provider} refused your own key for it.", type="upstream_error"
+        )
+    if candidate.key_source == "own" and failure.status == 429:
+        return GatewayError(
+            429,
+            f"The provider {provider} is limiting your own key: too many requests.",
+            type="rate_limit_error",
+            code="rate_limit_exceeded",
+        )
+    if failure.openai_shaped:
+        return GatewayError(failure.status or 502, **_provider_fields(failure))
+    if failure.status is not None and failure.status >= 500:
+        return GatewayError(failure.status, f"{provider}: {failure.message}", type="server_error")
+    return providers_unavailable()
+
+
+def _provider_fields(failure: Failure) -> dict[str, Any]:
+    error = failure.error or {}
+    return {
+        "message": failure.message,
+        "type": error.get("type") or "invalid_request_error",
+        "param": error.get("param"),
+        "code": error.get("code"),
+    }
+
+
+class StreamRelay:
+    """A streamed answer: held back until it has something to show, then relayed chunk by
+    chunk; a failure after that ends it on one error chunk."""
+
+    def __init__(
+        self,
+        call: Call,
+        candidate: Candidate,
+        attempt: Attempt,
+        response: httpx.Response,
+        translator: StreamTranslator,
+    ) -> None:
+        self.call, self.candidate, self.attempt = call, candidate, attempt
+        self.response, self.translator = response, translator
+        self.chunks = self._chunks()
+        self.delivered_chars = 0
+
+    async def opening(self) -> list[dict[str, Any]] | None:
+        """The chunks up to the first that shows something; None when the try failed."""
+        held: list[dict[str, Any]] = []
+        try:
+            async for chunk in self.chunks:
+                held.append(chunk)
+                if _shows(chunk):
+                    self._first_token()
+                    return held
+            self.attempt.failed(Failure(502, "The provider closed the stream without an answer."))
+        except StreamFailed as exc:
+            self.attempt.failed(exc.failure)
+        except (httpx.HTTPError, TimeoutError) as exc:
+            self.attempt.failed(Failure(None, _transport_message(exc)))
+        return None
+
+    async def rest(self, opening: list[dict[str, Any]]) -> AsyncIterator[bytes]:
+        outcome = "cancelled"
+        try:
+            for chunk in opening:
+                if (data := self._emit(chunk)) is not None:
+                    yield data
+            async for chunk in self.chunks:
+                if (data := self._emit(chunk)) is not None:
+                    yield data
+            if not self.translator.state.finished:
+                raise StreamFailed(Failure(502, "The provider closed the connection mid-answer."))
+            outcome = "success"
+            yield DONE
+        except StreamFailed as exc:
+            outcome = "broken"
+            yield self._error_chunk(exc.failure)
+        except (httpx.HTTPError, TimeoutError) as exc:
+            outcome = "broken"
+            yield self._error_chunk(Failure(502, _broken_message(exc)))
+        finally:
+            await self.response.aclose()
+            self._finish(outcome)
+
+    async def _chunks(self) -> AsyncIterator[dict[str, Any]]:
+        decoder = Decoder()
+        stream = self.response.aiter_bytes()
+        timeout = settings.MOMOR_UPSTREAM_CHUNK_TIMEOUT
+        while True:
+            try:
+                async with asyncio.timeout(timeout):
+                    raw = await anext(stream)
+            except StopAsyncIteration:
+                break
+            for event in decoder.feed(raw):
+                for chunk in self.translator.feed(event):
+                    yield chunk
+        for chunk in self.translator.close():
+            yield chunk
+
+    def _first_token(self) -> None:
+        ms = self.call.elapsed_ms()
+        self.call.record.first_token_ms = ms
+        self.attempt.row.first_token_ms = self.call.elapsed_ms(self.attempt.started)
+
+    def _emit(self, chunk: dict[str, Any]) -> bytes | None:
+        chunk["id"] = self.call.request_id
+        chunk["model"] = self.candidate.offering.model_id
+        if not chunk.get("created"):
+            chunk["created"] = self.call.created
+        if not self.call.options.include_usage:
+            if "usage" in chunk and not chunk.get("choices"):
+                return None
+            chunk.pop("usage", None)
+        self.delivered_chars += _shown_chars(chunk)
+        return encode(chunk)
+
+    def _error_chunk(self, failure: Failure) -> bytes:
+        code = failure.status or 502
+        if failure.error and isinstance(failure.error.get("code"), int):
+            code = failure.error["code"]
+        self.attempt.failed(failure)
+        return encode(
+            {
+                "id": self.call.request_id,
+                "object": "chat.completion.chunk",
+                "created": self.call.created,
+                "model": self.candidate.offering.model_id,
+                "provider": self.candidate.offering.provider.label,
+                "error": {"code": code, "message": failure.message},
+                "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}],
+            }
+        )
+
+    def _finish(self, outcome: str) -> None:
+        state = self.translator.state
+        usage = state.usage
+        self.attempt.row.latency_ms = self.call.elapsed_ms(self.attempt.started)
+        self.attempt.row.tokens = _tokens(usage) or self._estimate()
+        if outcome == "success":
+            self.attempt.row.http_status = 200
+        record = self.call.record
+        _served(self.call, self.candidate, usage, state.finish_reason, state.native_finish_reason)
+        record.tokens = self.attempt.row.tokens
+        record.status = {"success": "success", "broken": "failed"}.get(outcome, "cancelled")
+        if outcome != "success":
+            record.finish_reason = "error" if outcome == "broken" else record.finish_reason
+            record.error = self.attempt.row.error or "The client went away mid-answer."
+        record_call(record)
+
+    def _estimate(self) -> TokenCounts:
+        """No usage from the provider: about four characters a token, of the prompt's JSON and
+        of what was delivered."""
+        return TokenCounts(
+            prompt=max(self.call.body_size // 4, 1),
+            completion=(self.delivered_chars + 3) // 4,
+            estimated=True,
+        )
+
+
+def _adapter(candidate: Candidate) -> Adapter:
+    adapter = adapter_for(candidate.offering.provider.api)
+    if adapter is None:
+        raise GatewayError(
+            500, f"No adapter speaks {candidate.offering.provider.api}.", type="server_error"
+        )
+    return adapter
+
+
+def _shows(chunk: dict[str, Any]) -> bool:
+    for choice in chunk.get("choices") or ():
+        if choice.get("finish_reason"):
+            return True
+        delta = choice.get("delta") or {}
+        if any(delta.get(name) for name in SHOWN_FIELDS):
+            return True
+    return False
+
+
+def _shown_chars(chunk: dict[str, Any]) -> int:
+    total = 0
+    for choice in chunk.get("choices") or ():
+        delta = choice.get("delta") or {}
+        for name in ("content", "reasoning"):
+            value = delta.get(name)
+            if isinstance(value, str):
+                total += len(value)
+        for call in delta.get("tool_calls") or ():
+            arguments = (call.get("function") or {}).get("arguments")
+            total += len(arguments) if isinstance(arguments, str) else 0
+    return total
+
+
+def _served(
+    call: Call, candidate: Candidate, usage: Usage | None, finish: str, native: str
+) -> None:
+    record = call.record
+    record.status = "success"
+    record.http_status = 200
+    record.model = candidate.offering.model_id
+    record.provider = candidate.offering.place
+    record.finish_reason = finish
+    record.native_finish_reason = native
+    record.tokens = _tokens(usage) or TokenCounts()
+    record.latency_ms = call.elapsed_ms()
+
+
+def _served_headers(candidate: Candidate) -> dict[str, str]:
+    return {
+        "x-momor-provider": candidate.offering.place,
+        "x-momor-model": candidate.offering.model_id,
+    }
+
+
+def _tokens(usage: Usage | None) -> TokenCounts | None:
+    if usage is None:
+        return None
+    return TokenCounts(
+        prompt=usage.prompt_tokens,
+        completion=usage.completion_tokens,
+        cached=usage.cached_tokens,
+        cache_write=usage.cache_write_tokens,
+        reasoning=usage.reasoning_tokens,
+    )
+
+
+def _transport_message(exc: BaseException) -> str:
+    if isinstance(exc, TimeoutError | httpx.TimeoutException):
+        return "The provider did not answer in time."
+    if isinstance(exc, httpx.ConnectError):
+        return "The provider could not be reached."
+    return "The provider closed the connection."
+
+
+def _broken_message(exc: BaseException) -> str:
+    if isinstance(exc, TimeoutError | httpx.TimeoutException):
+        return "The provider stopped answering mid-answer."
+    return "The provider closed the connection mid-answer."

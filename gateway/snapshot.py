@@ -1,0 +1,147 @@
+"""The catalog held in memory: built from the database in one pass, read by every call
+without a query, rebuilt when the database's catalog fingerprint changes."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal
+
+from django.db.models import Count, Max
+
+from gateway.models import Model, Offering, Provider, Region
+
+MILLION = Decimal(1_000_000)
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderInfo:
+    name: str
+    label: str
+    api: str
+    base_url: str
+    zdr: bool
+    momor_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Prices:
+    """USD per million tokens."""
+
+    prompt: Decimal
+    completion: Decimal
+    cache_read: Decimal
+    cache_write: Decimal
+
+    def as_dict(self) -> dict[str, str]:
+        return {
+            "prompt": str(self.prompt),
+            "completion": str(self.completion),
+            "cache_read": str(self.cache_read),
+            "cache_write": str(self.cache_write),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class OfferingInfo:
+    id: int
+    model_id: str
+    provider: ProviderInfo
+    region: str
+    base_url: str
+    upstream_id: str
+    prices: Prices
+    tools: bool
+    json_schema: bool
+    reasoning_efforts: tuple[str, ...]
+    input_modalities: frozenset[str]
+
+    @property
+    def place(self) -> str:
+        return f"{self.provider.name}@{self.region}" if self.region else self.provider.name
+
+    @property
+    def sort_price(self) -> Decimal:
+        return self.prices.prompt + self.prices.completion
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    id: str
+    released: date | None
+    deprecated: bool
+    tiers: frozenset[str]
+    auto: bool
+    offerings: tuple[OfferingInfo, ...]
+
+    @property
+    def cheapest(self) -> Decimal:
+        return min((o.sort_price for o in self.offerings), default=Decimal("Infinity"))
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    models: dict[str, ModelInfo] = field(default_factory=dict)
+    providers: dict[str, ProviderInfo] = field(default_factory=dict)
+    places: frozenset[str] = frozenset()
+    fingerprint: tuple[object, ...] = ()
+
+
+def catalog_fingerprint() -> tuple[object, ...]:
+    """A cheap summary that changes whenever any catalog row is added, changed or removed."""
+    parts: list[object] = []
+    for table in (Provider, Region, Model, Offering):
+        agg = table.objects.aggregate(n=Count("pk"), at=Max("updated_at"))
+        parts.extend((agg["n"], agg["at"]))
+    return tuple(parts)
+
+
+def catalog_build() -> Catalog:
+    fingerprint = catalog_fingerprint()
+    providers = {p.name: _provider_info(p) for p in Provider.objects.all()}
+    regions = {(r.provider_id, r.name): r for r in Region.objects.select_related("provider")}
+    by_model: dict[str, list[OfferingInfo]] = {}
+    offerings = Offering.objects.filter(enabled=True).select_related("provider", "region")
+    for row in offerings:
+        by_model.setdefault(row.model_id, []).append(_offering_info(row, providers))
+    models = {m.id: _model_info(m, by_model.get(m.id, [])) for m in Model.objects.all()}
+    places = set(providers) | {f"{r.provider.name}@{name}" for (_, name), r in regions.items()}
+    return Catalog(models, providers, frozenset(places), fingerprint)
+
+
+def _provider_info(row: Provider) -> ProviderInfo:
+    key = row.stored_key() or (os.environ.get(row.key_env, "") if row.key_env else "")
+    return ProviderInfo(row.name, row.label, row.api, row.base_url.rstrip("/"), row.zdr, key)
+
+
+def _offering_info(row: Offering, providers: dict[str, ProviderInfo]) -> OfferingInfo:
+    provider = providers[row.provider.name]
+    base_url = row.region.base_url.rstrip("/") if row.region else provider.base_url
+    return OfferingInfo(
+        id=row.pk,
+        model_id=row.model_id,
+        provider=provider,
+        region=row.region.name if row.region else "",
+        base_url=base_url,
+        upstream_id=row.upstream_id,
+        prices=Prices(
+            row.prompt_price, row.completion_price, row.cache_read_price, row.cache_write_price
+        ),
+        tools=row.tools,
+        json_schema=row.json_schema,
+        reasoning_efforts=tuple(row.reasoning_efforts or ()),
+        input_modalities=frozenset(row.input_modalities or ()),
+    )
+
+
+def _model_info(row: Model, offerings: list[OfferingInfo]) -> ModelInfo:
+    offerings.sort(key=lambda o: (o.sort_price, o.place))
+    return ModelInfo(
+        id=row.id,
+        released=row.released,
+        deprecated=row.deprecated,
+        tiers=frozenset(t.lower() for t in row.tiers or ()),
+        auto=row.auto,
+        offerings=tuple(offerings),
+    )

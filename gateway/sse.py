@@ -1,0 +1,58 @@
+"""Server-sent events: an incremental decoder for upstream streams and the encoder for ours."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+DONE = b"data: [DONE]\n\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    data: str
+    event: str = ""
+
+
+class Decoder:
+    """Feed raw bytes as they arrive; get back every event completed so far."""
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._event = ""
+        self._data: list[str] = []
+
+    def feed(self, raw: bytes) -> list[Event]:
+        self._buffer += raw
+        events: list[Event] = []
+        while True:
+            end = self._buffer.find(b"\n")
+            if end < 0:
+                return events
+            line = self._buffer[:end].rstrip(b"\r").decode()
+            self._buffer = self._buffer[end + 1 :]
+            event = self._line(line)
+            if event is not None:
+                events.append(event)
+
+    def _line(self, line: str) -> Event | None:
+        if not line:
+            if not self._data:
+                self._event = ""
+                return None
+            event = Event("\n".join(self._data), self._event)
+            self._event, self._data = "", []
+            return event
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        return None
+
+
+def encode(chunk: dict[str, Any]) -> bytes:
+    return b"data: " + orjson.dumps(chunk) + b"\n\n"

@@ -1,0 +1,54 @@
+"""The gateway's in-process state (catalog snapshot and identities) and the background task
+that keeps it current across processes by polling the database every few seconds."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from django.conf import settings
+
+from gateway import dbthread
+from gateway.identity import Identities
+from gateway.snapshot import Catalog, catalog_build, catalog_fingerprint
+
+log = logging.getLogger(__name__)
+
+
+class GatewayState:
+    def __init__(self) -> None:
+        self.catalog: Catalog | None = None
+        self.identities = Identities()
+        self._tasks: dict[asyncio.AbstractEventLoop, asyncio.Task[None]] = {}
+        self._loading: asyncio.Lock | None = None
+
+    async def ready(self) -> Catalog:
+        """The catalog, loaded on first use; starts the refresher on this event loop."""
+        self._ensure_refresher()
+        if self.catalog is None:
+            self.catalog = await dbthread.lookup(catalog_build)
+        return self.catalog
+
+    def refresh_now(self) -> None:
+        """One synchronous refresh of everything (the refresher's tick; tests call it too)."""
+        self.identities.refresh()
+        if self.catalog is None or catalog_fingerprint() != self.catalog.fingerprint:
+            self.catalog = catalog_build()
+
+    def _ensure_refresher(self) -> None:
+        loop = asyncio.get_running_loop()
+        task = self._tasks.get(loop)
+        if task is None or task.done():
+            self._tasks = {lp: t for lp, t in self._tasks.items() if not lp.is_closed()}
+            self._tasks[loop] = loop.create_task(self._refresh_forever())
+
+    async def _refresh_forever(self) -> None:
+        while True:
+            await asyncio.sleep(settings.MOMOR_REFRESH_SECONDS)
+            try:
+                await dbthread.refresh(self.refresh_now)
+            except Exception:  # the refresher must outlive any database outage
+                log.warning("gateway state refresh failed; keeping the last good state")
+
+
+STATE = GatewayState()

@@ -1,0 +1,143 @@
+"""The completions endpoint and the models list: thin edges over caller, options, routing and
+relay."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import date
+from typing import Any
+
+import orjson
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
+
+from billing.recording import record_call
+from billing.records import CallRecord
+from gateway.caller import Caller, authenticate
+from gateway.errors import (
+    GatewayError,
+    invalid_value,
+    request_too_large,
+    unsupported_media_type,
+)
+from gateway.models_list import models_payload
+from gateway.options import CallOptions, read_options, strip_routing
+from gateway.relay import Answer, Call, answer_plain, answer_stream
+from gateway.routing import candidates, needs_of, nothing_answers
+from gateway.selectors import AgeRules, resolve
+from gateway.state import STATE
+
+REQUEST_ID = "X-Momor-Request-Id"
+
+
+@csrf_exempt
+async def chat_completions(request: HttpRequest) -> HttpResponse:
+    request_id = uuid.uuid4().hex
+    try:
+        response = _http(await _complete(request, request_id))
+    except GatewayError as exc:
+        response = error_response(exc)
+    response[REQUEST_ID] = request_id
+    return response
+
+
+async def _complete(request: HttpRequest, request_id: str) -> Answer:
+    if request.method != "POST":
+        raise GatewayError(405, "Use POST.", code="method_not_allowed")
+    if request.content_type != "application/json":
+        raise unsupported_media_type()
+    raw = request.body
+    if len(raw) > settings.MOMOR_MAX_BODY_BYTES:
+        raise request_too_large(settings.MOMOR_MAX_BODY_BYTES)
+    body = _json_object(raw)
+    caller = await authenticate(request)
+    record = _new_record(request_id, caller, body)
+    try:
+        return await _route(body, len(raw), caller, record)
+    except GatewayError as exc:
+        _refused(record, exc)
+        raise
+    except asyncio.CancelledError:
+        record.status, record.error = "cancelled", "The client went away before the answer."
+        record_call(record)
+        raise
+
+
+async def _route(body: dict[str, Any], size: int, caller: Caller, record: CallRecord) -> Answer:
+    catalog = await STATE.ready()
+    options = read_options(body, catalog.places)
+    record.selectors, record.streamed = list(options.selectors), options.stream
+    models = resolve(catalog, options.selectors, _age_rules(options, caller))
+    if not models:
+        raise nothing_answers(options)
+    found = candidates(models, options, caller.org, needs_of(body))
+    call = Call(record.request_id, strip_routing(body), size, options, found, record)
+    return await (answer_stream(call) if options.stream else answer_plain(call))
+
+
+def _json_object(raw: bytes) -> dict[str, Any]:
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise invalid_value("The body is not a JSON object: it does not parse as JSON.") from None
+    if not isinstance(body, dict):
+        raise invalid_value("The body is not a JSON object.")
+    return body
+
+
+def _age_rules(options: CallOptions, caller: Caller) -> AgeRules:
+    prefs, org = options.prefs, caller.org
+    return AgeRules(
+        allow_deprecated=org.allow_deprecated if prefs.deprecated is None else prefs.deprecated,
+        max_age=prefs.max_age if prefs.max_age_given else org.max_age,
+        today=date.today(),  # noqa: DTZ011 - release dates are calendar days
+    )
+
+
+def _new_record(request_id: str, caller: Caller, body: dict[str, Any]) -> CallRecord:
+    return CallRecord(
+        request_id=request_id,
+        organization_id=caller.org.id,
+        api_key_id=caller.key.id if caller.key else None,
+        user_id=caller.user_id,
+        selectors=[],
+        streamed=body.get("stream") is True,
+        created_at=timezone.now(),
+    )
+
+
+def _refused(record: CallRecord, exc: GatewayError) -> None:
+    record.status = "failed" if record.attempts else "refused"
+    record.http_status = exc.status
+    record.error = exc.message
+    record_call(record)
+
+
+def _http(answer: Answer) -> HttpResponse:
+    if isinstance(answer.body, bytes):
+        response = HttpResponse(answer.body, status=answer.status, content_type="application/json")
+    else:
+        response = StreamingHttpResponse(
+            answer.body, status=answer.status, content_type="text/event-stream"
+        )
+        response["X-Accel-Buffering"] = "no"
+    for name, value in answer.headers.items():
+        response[name] = value
+    return response
+
+
+def error_response(exc: GatewayError) -> HttpResponse:
+    response = HttpResponse(exc.json(), status=exc.status, content_type="application/json")
+    for name, value in (exc.headers or {}).items():
+        response[name] = value
+    return response
+
+
+async def models(request: HttpRequest) -> HttpResponse:
+    if request.method != "GET":
+        return error_response(GatewayError(405, "Use GET.", code="method_not_allowed"))
+    catalog = await STATE.ready()
+    return HttpResponse(models_payload(catalog), content_type="application/json")
