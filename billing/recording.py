@@ -18,12 +18,23 @@ log = logging.getLogger(__name__)
 _queue: queue.SimpleQueue[CallRecord] = queue.SimpleQueue()
 _writer: threading.Thread | None = None
 _writer_lock = threading.Lock()
+_idle = threading.Condition()
+_pending = 0
 
 
 def record_call(record: CallRecord) -> None:
     """Hand a finished call to billing; never blocks on the database."""
+    global _pending
     _ensure_writer()
+    with _idle:
+        _pending += 1
     _queue.put(record)
+
+
+def drain(timeout: float = 10.0) -> bool:
+    """Wait until every handed-off record is written; False if that took too long."""
+    with _idle:
+        return _idle.wait_for(lambda: _pending == 0, timeout=timeout)
 
 
 def _ensure_writer() -> None:
@@ -37,6 +48,7 @@ def _ensure_writer() -> None:
 
 
 def _write_forever() -> None:
+    global _pending
     while True:
         record = _queue.get()
         close_old_connections()
@@ -44,6 +56,10 @@ def _write_forever() -> None:
             generation_record(record)
         except Exception:
             log.exception("could not record call %s", record.request_id)
+        finally:
+            with _idle:
+                _pending -= 1
+                _idle.notify_all()
 
 
 def generation_record(record: CallRecord) -> Generation:

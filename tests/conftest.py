@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from accounts.models import ApiKey, Membership, Organization, Role
 from accounts.secrets import hash_api_key, new_api_key, visible_prefix
 
-pytest_plugins = ["tests.fake_upstream_fixture"]
+pytest_plugins = ["tests.fake_upstream_fixture", "tests.server_fixture"]
 
 
 def make_org(slug: str, *, credits: Decimal = Decimal(0), **policy: object) -> Organization:

@@ -1,0 +1,85 @@
+"""Momor itself as a real HTTP server for tests: the project's ASGI application under uvicorn
+on a loopback port, in a thread of the test process (so it shares the test database)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import uvicorn
+
+from gateway.identity import Identities
+from gateway.state import STATE
+
+
+class GatewayServer:
+    def __init__(self) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        from momor.asgi import application
+
+        config = uvicorn.Config(application, log_level="warning", lifespan="off")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self._run, name="momor-test-server", daemon=True)
+
+    def _run(self) -> None:
+        asyncio.run(self.server.serve(sockets=[self.sock]))
+
+    def start(self) -> None:
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the test gateway did not start")
+            time.sleep(0.01)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+def forget_state() -> None:
+    """Drop what the gateway holds in memory (the database is emptied between tests)."""
+    STATE.catalog = None
+    STATE.identities = Identities()
+
+
+def _disconnect_server_threads(django_db_blocker: pytest.FixtureRequest) -> None:
+    """The server's database threads keep connections open; end them so the test database
+    can be dropped."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:  # type: ignore[attr-defined]
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+
+
+@pytest.fixture(scope="session")
+def gateway_server(django_db_setup: None, django_db_blocker: Any) -> Iterator[GatewayServer]:
+    server = GatewayServer()
+    server.start()
+    yield server
+    server.stop()
+    _disconnect_server_threads(django_db_blocker)
+
+
+@pytest.fixture
+def gateway(gateway_server: GatewayServer, transactional_db: None) -> Iterator[str]:
+    """The base URL of a running Momor whose in-memory state starts empty."""
+    forget_state()
+    yield gateway_server.url
+    from billing.recording import drain
+
+    drain()
+    forget_state()
