@@ -1,0 +1,11 @@
+"""The provider catalog as a file: the shipped default and the loader that upserts one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gateway.catalog.loader import CatalogError, CatalogReport, catalog_load
+
+DEFAULT_CATALOG = Path(__file__).with_name("default.toml")
+
+__all__ = ["DEFAULT_CATALOG", "CatalogError", "CatalogReport", "catalog_load"]

@@ -1,0 +1,487 @@
+"""Load a catalog file (TOML) into the database.
+
+The whole file is validated first; then every provider, region, model and offering is
+upserted by its natural key in one transaction. Loading never deletes, and loading the
+same file twice changes nothing. The format is in DESIGN.md, "Operator interface"."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, NoReturn, Protocol, TypeVar
+from urllib.parse import urlsplit
+
+from django.db import models, transaction
+
+from gateway.models import AdapterKind, Model, Offering, Provider, Region
+
+# Ordered from shallowest to deepest: routing picks the nearest deeper one a model takes.
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
+INPUT_MODALITIES = ("image", "audio", "file")
+
+PROVIDER_FIELDS = frozenset(
+    {"name", "api", "base_url", "key_env", "zdr", "display_name", "regions"}
+)
+REGION_FIELDS = frozenset({"name", "base_url"})
+MODEL_FIELDS = frozenset(
+    {"id", "name", "released", "deprecated", "tiers", "auto", "context_length"}
+)
+OFFERING_PRICES = ("prompt_price", "completion_price", "cache_read_price", "cache_write_price")
+OFFERING_CAPABILITIES = ("tools", "json_schema", "reasoning_efforts", "input_modalities")
+OFFERING_FIELDS = frozenset(
+    {"model", "provider", "upstream_id", "enabled", *OFFERING_PRICES, *OFFERING_CAPABILITIES}
+)
+
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+_MODEL_ID = re.compile(r"^[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._-]*$")
+_PRICE_PLACES = 6  # Offering's price fields: 14 digits, 6 of them decimal places
+_PRICE_CEILING = Decimal(10) ** (14 - _PRICE_PLACES)
+
+Values = dict[str, object]
+M = TypeVar("M", bound=models.Model)
+
+
+class CatalogError(Exception):
+    """A catalog file that cannot be loaded; the message is one line naming the culprit."""
+
+
+# Reading the file ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RegionSpec:
+    name: str
+    base_url: str
+
+    @property
+    def label(self) -> str:
+        return f"region '{self.name}'"
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    name: str
+    values: Values
+    regions: tuple[RegionSpec, ...]
+
+    @property
+    def label(self) -> str:
+        return f"provider '{self.name}'"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    id: str
+    values: Values
+
+    @property
+    def label(self) -> str:
+        return f"model '{self.id}'"
+
+
+@dataclass(frozen=True)
+class OfferingSpec:
+    model: str
+    root: str
+    region: str | None
+    values: Values
+
+    @property
+    def place(self) -> str:
+        return f"{self.root}@{self.region}" if self.region else self.root
+
+    @property
+    def label(self) -> str:
+        return f"offering '{self.model}' on '{self.place}'"
+
+
+@dataclass(frozen=True)
+class Catalog:
+    providers: tuple[ProviderSpec, ...]
+    models: tuple[ModelSpec, ...]
+    offerings: tuple[OfferingSpec, ...]
+
+
+class _Required:
+    pass
+
+
+REQUIRED = _Required()
+
+
+class _Table:
+    """One table of the file, read field by field; every complaint names the table."""
+
+    def __init__(self, data: object, label: str, fields: frozenset[str]) -> None:
+        self.label = label
+        if not isinstance(data, dict):
+            self.fail("must be a table")
+        self.data: dict[str, object] = data
+        unknown = sorted(set(data) - fields)
+        if unknown:
+            self.fail(f"unknown field '{unknown[0]}'")
+
+    def fail(self, message: str) -> NoReturn:
+        raise CatalogError(f"{self.label}: {message}")
+
+    def _value(self, key: str, default: object) -> object:
+        if key in self.data:
+            return self.data[key]
+        if isinstance(default, _Required):
+            self.fail(f"missing required field '{key}'")
+        return default
+
+    def text(self, key: str, *, max_length: int, default: str | _Required = REQUIRED) -> str:
+        value = self._value(key, default)
+        if not isinstance(value, str):
+            self.fail(f"'{key}' must be a string")
+        if default is REQUIRED and not value.strip():
+            self.fail(f"'{key}' must not be empty")
+        if len(value) > max_length:
+            self.fail(f"'{key}' is longer than {max_length} characters")
+        return value
+
+    def url(self, key: str) -> str:
+        value = self.text(key, max_length=500)
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            self.fail(f"'{key}' must be an http or https URL, not '{value}'")
+        return value
+
+    def flag(self, key: str, default: bool | None) -> bool | None:
+        value = self._value(key, default)
+        if value is not None and not isinstance(value, bool):
+            self.fail(f"'{key}' must be true or false")
+        return value
+
+    def day(self, key: str) -> date | None:
+        value = self._value(key, None)
+        if value is not None and (not isinstance(value, date) or isinstance(value, datetime)):
+            self.fail(f"'{key}' must be a date such as 2025-08-07")
+        return value
+
+    def count(self, key: str) -> int | None:
+        value = self._value(key, None)
+        if value is not None and (type(value) is not int or value <= 0):
+            self.fail(f"'{key}' must be a positive whole number")
+        return value
+
+    def price(self, key: str, default: Decimal | _Required = REQUIRED) -> Decimal:
+        value = self._value(key, default)
+        if isinstance(value, Decimal):
+            return value
+        if type(value) not in (int, float):
+            self.fail(f"'{key}' must be a number (USD per million tokens)")
+        return self._checked_price(key, Decimal(str(value)))
+
+    def _checked_price(self, key: str, price: Decimal) -> Decimal:
+        if not price.is_finite() or price >= _PRICE_CEILING:
+            self.fail(f"'{key}' must be a finite price under {_PRICE_CEILING}")
+        if price < 0:
+            self.fail(f"'{key}' must not be negative")
+        if price != round(price, _PRICE_PLACES):
+            self.fail(f"'{key}' has more than {_PRICE_PLACES} decimal places")
+        return price
+
+    def names(self, key: str, what: str, valid: tuple[str, ...] | None = None) -> list[str]:
+        value = self._value(key, [])
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            self.fail(f"'{key}' must be a list of strings")
+        for index, item in enumerate(value):
+            self._check_name(item, what, valid)
+            if item in value[:index]:
+                self.fail(f"duplicate {what} '{item}'")
+        return sorted(value, key=valid.index) if valid else list(value)
+
+    def _check_name(self, item: str, what: str, valid: tuple[str, ...] | None) -> None:
+        if valid is not None and item not in valid:
+            self.fail(f"unknown {what} '{item}' (valid: {', '.join(valid)})")
+        if valid is None and not _NAME.match(item):
+            self.fail(f"{what} '{item}' must be lowercase letters, digits, - or _")
+
+    def tables(self, key: str) -> list[object]:
+        value = self._value(key, [])
+        if not isinstance(value, list):
+            self.fail(f"'{key}' must be an array of tables ([[...{key}]])")
+        return value
+
+
+def _label(kind: str, index: int, data: object, *keys: str) -> str:
+    names = [data.get(key) for key in keys] if isinstance(data, dict) else []
+    if names and all(isinstance(name, str) and name for name in names):
+        return f"{kind} " + " on ".join(f"'{name}'" for name in names)
+    return f"{kind} #{index}"
+
+
+def _items(data: Mapping[str, object], key: str) -> list[object]:
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        raise CatalogError(f"'{key}' must be an array of tables ([[{key}]])")
+    return value
+
+
+class _Spec(Protocol):
+    @property
+    def label(self) -> str: ...
+
+
+def _unique(specs: Iterable[_Spec]) -> None:
+    """Each spec's label names its natural key, so two equal labels are one row twice."""
+    seen: set[str] = set()
+    for spec in specs:
+        if spec.label in seen:
+            raise CatalogError(f"duplicate {spec.label}")
+        seen.add(spec.label)
+
+
+def _check_name(table: _Table, name: str) -> str:
+    if not _NAME.match(name):
+        table.fail(f"name '{name}' must be lowercase letters, digits, - or _")
+    return name
+
+
+def _parse_region(table: _Table) -> RegionSpec:
+    name = _check_name(table, table.text("name", max_length=50))
+    return RegionSpec(name=name, base_url=table.url("base_url"))
+
+
+def _parse_regions(table: _Table, provider: str) -> tuple[RegionSpec, ...]:
+    kind = f"provider '{provider}': region"
+    regions = tuple(
+        _parse_region(_Table(item, _label(kind, index, item, "name"), REGION_FIELDS))
+        for index, item in enumerate(table.tables("regions"), 1)
+    )
+    try:
+        _unique(regions)
+    except CatalogError as exc:
+        table.fail(str(exc))
+    return regions
+
+
+def _parse_provider(table: _Table) -> ProviderSpec:
+    name = _check_name(table, table.text("name", max_length=50))
+    api = table.text("api", max_length=20)
+    if api not in AdapterKind.values:
+        table.fail(f"unknown api '{api}' (valid: {', '.join(AdapterKind.values)})")
+    regions = _parse_regions(table, name)
+    values: Values = {
+        "api": api,
+        "base_url": table.url("base_url"),
+        "key_env": table.text("key_env", max_length=100, default=""),
+        "zdr": table.flag("zdr", False),
+        "display_name": table.text("display_name", max_length=100, default=""),
+    }
+    return ProviderSpec(name=name, values=values, regions=regions)
+
+
+def _parse_model(table: _Table) -> ModelSpec:
+    model_id = table.text("id", max_length=200)
+    if not _MODEL_ID.match(model_id):
+        table.fail("id must be publisher/name in lowercase letters, digits, '.', '-' or '_'")
+    values: Values = {
+        "name": table.text("name", max_length=200, default=""),
+        "released": table.day("released"),
+        "deprecated": table.flag("deprecated", False),
+        "tiers": table.names("tiers", "tier"),
+        "auto": table.flag("auto", False),
+        "context_length": table.count("context_length"),
+    }
+    return ModelSpec(id=model_id, values=values)
+
+
+def _split_place(table: _Table, place: str) -> tuple[str, str | None]:
+    root, at, region = place.partition("@")
+    if not _NAME.match(root) or (at and not _NAME.match(region)):
+        table.fail(f"provider '{place}' must be a provider name or name@region")
+    return root, region or None
+
+
+def _parse_offering(table: _Table) -> OfferingSpec:
+    model = table.text("model", max_length=200)
+    root, region = _split_place(table, table.text("provider", max_length=101))
+    values: Values = {
+        "upstream_id": table.text("upstream_id", max_length=200),
+        "prompt_price": table.price("prompt_price"),
+        "completion_price": table.price("completion_price"),
+        "cache_read_price": table.price("cache_read_price", Decimal(0)),
+        "cache_write_price": table.price("cache_write_price", Decimal(0)),
+        "tools": table.flag("tools", False),
+        "json_schema": table.flag("json_schema", False),
+        "reasoning_efforts": table.names(
+            "reasoning_efforts", "reasoning effort", REASONING_EFFORTS
+        ),
+        "input_modalities": table.names("input_modalities", "input modality", INPUT_MODALITIES),
+    }
+    enabled = table.flag("enabled", None)
+    if enabled is not None:  # left out, an operator's switch in the admin stays as it is
+        values["enabled"] = enabled
+    return OfferingSpec(model=model, root=root, region=region, values=values)
+
+
+def catalog_parse(data: Mapping[str, object]) -> Catalog:
+    """Validate a parsed TOML document into a Catalog, without touching the database."""
+    unknown = sorted(set(data) - {"providers", "models", "offerings"})
+    if unknown:
+        raise CatalogError(f"unknown top-level key '{unknown[0]}'")
+    catalog = Catalog(
+        providers=tuple(
+            _parse_provider(_Table(item, _label("provider", i, item, "name"), PROVIDER_FIELDS))
+            for i, item in enumerate(_items(data, "providers"), 1)
+        ),
+        models=tuple(
+            _parse_model(_Table(item, _label("model", i, item, "id"), MODEL_FIELDS))
+            for i, item in enumerate(_items(data, "models"), 1)
+        ),
+        offerings=tuple(
+            _parse_offering(
+                _Table(item, _label("offering", i, item, "model", "provider"), OFFERING_FIELDS)
+            )
+            for i, item in enumerate(_items(data, "offerings"), 1)
+        ),
+    )
+    _unique(catalog.providers)
+    _unique(catalog.models)
+    _unique(catalog.offerings)
+    return catalog
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as file:
+            return tomllib.load(file)
+    except OSError as exc:
+        raise CatalogError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise CatalogError(f"invalid TOML in {path}: the file is not UTF-8") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CatalogError(f"invalid TOML in {path}: {exc}") from None
+
+
+# Checking what the file refers to ------------------------------------------------------
+
+
+def _known_models(catalog: Catalog) -> set[str]:
+    in_file = {spec.id for spec in catalog.models}
+    wanted = {offering.model for offering in catalog.offerings} - in_file
+    return in_file | set(Model.objects.filter(id__in=wanted).values_list("id", flat=True))
+
+
+def _known_places(catalog: Catalog) -> set[tuple[str, str | None]]:
+    places: set[tuple[str, str | None]] = set()
+    for spec in catalog.providers:
+        places.add((spec.name, None))
+        places.update((spec.name, region.name) for region in spec.regions)
+    roots = {offering.root for offering in catalog.offerings}
+    stored_roots = Provider.objects.filter(name__in=roots).values_list("name", flat=True)
+    places.update((name, None) for name in stored_roots)
+    stored_regions = Region.objects.filter(provider__name__in=roots)
+    places.update(stored_regions.values_list("provider__name", "name"))
+    return places
+
+
+def _check_references(catalog: Catalog) -> None:
+    """Every offering's model, provider and region exists, in the file or in the database."""
+    models_known = _known_models(catalog)
+    places = _known_places(catalog)
+    for offering in catalog.offerings:
+        if offering.model not in models_known:
+            raise CatalogError(f"{offering.label}: unknown model '{offering.model}'")
+        if (offering.root, None) not in places:
+            raise CatalogError(f"{offering.label}: unknown provider '{offering.root}'")
+        if (offering.root, offering.region) not in places:
+            raise CatalogError(f"{offering.label}: unknown region '{offering.place}'")
+
+
+# Writing it ----------------------------------------------------------------------------
+
+
+@dataclass
+class KindCounts:
+    created: int = 0
+    changed: int = 0
+    unchanged: int = 0
+
+    def add(self, outcome: str) -> None:
+        setattr(self, outcome, getattr(self, outcome) + 1)
+
+
+@dataclass
+class CatalogReport:
+    """What one load did, counted per kind of row."""
+
+    providers: KindCounts = field(default_factory=KindCounts)
+    regions: KindCounts = field(default_factory=KindCounts)
+    models: KindCounts = field(default_factory=KindCounts)
+    offerings: KindCounts = field(default_factory=KindCounts)
+
+    def lines(self) -> list[str]:
+        kinds = ("providers", "regions", "models", "offerings")
+        return [
+            f"{kind}: {counts.created} created, {counts.changed} changed, "
+            f"{counts.unchanged} unchanged"
+            for kind, counts in ((kind, getattr(self, kind)) for kind in kinds)
+        ]
+
+
+def _upsert_row(model: type[M], key: Values, values: Values) -> tuple[M, str]:
+    """Create the row with this natural key, or update the fields that differ."""
+    row = model._default_manager.filter(**key).first()
+    if row is None:
+        return model._default_manager.create(**key, **values), "created"
+    changed = [name for name, value in values.items() if getattr(row, name) != value]
+    for name in changed:
+        setattr(row, name, values[name])
+    if changed:
+        row.save(update_fields=[*changed, "updated_at"])
+    return row, "changed" if changed else "unchanged"
+
+
+def _upsert_providers(catalog: Catalog, report: CatalogReport) -> None:
+    for spec in catalog.providers:
+        provider, outcome = _upsert_row(Provider, {"name": spec.name}, spec.values)
+        report.providers.add(outcome)
+        for region in spec.regions:
+            key: Values = {"provider_id": provider.pk, "name": region.name}
+            report.regions.add(_upsert_row(Region, key, {"base_url": region.base_url})[1])
+
+
+def _upsert_models(catalog: Catalog, report: CatalogReport) -> None:
+    for spec in catalog.models:
+        report.models.add(_upsert_row(Model, {"id": spec.id}, spec.values)[1])
+
+
+def _upsert_offerings(catalog: Catalog, report: CatalogReport) -> None:
+    roots = {offering.root for offering in catalog.offerings}
+    provider_ids = dict(Provider.objects.filter(name__in=roots).values_list("name", "pk"))
+    region_ids = {
+        (root, name): pk
+        for root, name, pk in Region.objects.filter(provider__name__in=roots).values_list(
+            "provider__name", "name", "pk"
+        )
+    }
+    for spec in catalog.offerings:
+        key: Values = {
+            "model_id": spec.model,
+            "provider_id": provider_ids[spec.root],
+            "region_id": region_ids[(spec.root, spec.region)] if spec.region else None,
+        }
+        report.offerings.add(_upsert_row(Offering, key, spec.values)[1])
+
+
+def catalog_load(path: Path) -> CatalogReport:
+    """Validate the catalog file at `path`, then upsert all of it in one transaction.
+
+    Raises CatalogError, with nothing written, when any part of the file is invalid."""
+    catalog = catalog_parse(_read_toml(path))
+    with transaction.atomic():
+        _check_references(catalog)
+        report = CatalogReport()
+        _upsert_providers(catalog, report)
+        _upsert_models(catalog, report)
+        _upsert_offerings(catalog, report)
+    return report

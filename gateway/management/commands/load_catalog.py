@@ -1,0 +1,25 @@
+"""`load_catalog FILE.toml`: upsert providers, regions, models and offerings from a file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from gateway.catalog import CatalogError, catalog_load
+
+
+class Command(BaseCommand):
+    help = "Upsert providers, regions, models and offerings from a catalog file (TOML)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("file", type=Path, metavar="FILE.toml")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            report = catalog_load(options["file"])
+        except CatalogError as exc:
+            raise CommandError(str(exc)) from None
+        for line in report.lines():
+            self.stdout.write(line)
