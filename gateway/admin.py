@@ -132,6 +132,17 @@ class OfferingForm(forms.ModelForm):
         return cleaned
 
 
+class RegionListFilter(admin.RelatedFieldListFilter):
+    """Regions with their providers in one query: a region's label names its provider."""
+
+    def field_choices(
+        self, field: Any, request: HttpRequest, model_admin: admin.ModelAdmin
+    ) -> list[tuple[str, str]]:
+        return [
+            (str(region.pk), str(region)) for region in Region.objects.select_related("provider")
+        ]
+
+
 @admin.register(Offering)
 class OfferingAdmin(admin.ModelAdmin):
     form = OfferingForm
@@ -148,7 +159,14 @@ class OfferingAdmin(admin.ModelAdmin):
         "json_schema",
         "enabled",
     ]
-    list_filter = ["provider", "model", "tools", "json_schema", "region", "enabled"]
+    list_filter = [
+        "provider",
+        "model",
+        "tools",
+        "json_schema",
+        ("region", RegionListFilter),
+        "enabled",
+    ]
     search_fields = ["model__id", "upstream_id"]
     list_select_related = ["model", "provider", "region__provider"]
     autocomplete_fields = ["model"]

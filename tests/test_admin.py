@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 from django.contrib.admin.models import LogEntry
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
@@ -23,6 +25,7 @@ PROVIDER_KEY = "sk-momor-own-azure-key-0123456789-PvKy"
 NEW_PROVIDER_KEY = "sk-momor-rotated-azure-key-9876543210-NwPk"
 SAVED_SECRET = "sk-acme-own-azure-secret-0123456789-QzXw"
 NEW_SAVED_SECRET = "sk-acme-rotated-azure-secret-9876543210-RtVb"
+BASE_URL = "https://region.example/v1"
 
 
 @dataclass
@@ -469,3 +472,33 @@ def test_it_shows_the_balance_read_only(admin_client: Client, world: World) -> N
     content = _page(admin_client, _url(org, "change"))
     assert 'name="balance"' not in content
     assert "100.000000000" in content
+
+
+def _queries(client: Client, url: str) -> int:
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(url).status_code == 200
+    return len(queries)
+
+
+@pytest.mark.parametrize("view", ["changelist", "add"])
+def test_the_offering_pages_take_as_many_queries_for_many_regions_as_for_one(
+    admin_client: Client, world: World, view: str
+) -> None:
+    url = _url(world.offering, view)
+    _queries(admin_client, url)  # the first request loads the session and content types
+    with_one = _queries(admin_client, url)
+    for name in ("us", "ap", "ca", "br"):
+        region = Region.objects.create(provider=world.provider, name=name, base_url=BASE_URL)
+        Offering.objects.create(
+            model=world.model, provider=world.provider, region=region, upstream_id="gpt-5"
+        )
+    assert _queries(admin_client, url) == with_one
+
+
+def test_it_filters_offerings_by_region(admin_client: Client, world: World) -> None:
+    Offering.objects.create(model=world.model, provider=world.provider, upstream_id="gpt-5")
+    url = _url(world.offering, "changelist")
+    response = admin_client.get(url, {"region__id__exact": world.region.pk})
+    assert response.status_code == 200
+    assert list(response.context["cl"].result_list) == [world.offering]
+    assert response.context["cl"].result_count == 1
