@@ -10,6 +10,7 @@ import threading
 from django.db import IntegrityError, close_old_connections, transaction
 
 from billing.cost import tokens_cost
+from billing.live import publish_generation
 from billing.models import Attempt, Generation
 from billing.records import AttemptRecord, CallRecord
 
@@ -73,7 +74,8 @@ def generation_record(record: CallRecord) -> Generation:
             Attempt.objects.bulk_create(
                 _attempt_row(generation, attempt) for attempt in record.attempts
             )
-            return generation
+        publish_generation(generation)
+        return generation
     except IntegrityError:
         return Generation.objects.get(request_id=record.request_id)
 
