@@ -1,0 +1,39 @@
+"""`add_credits --org SLUG AMOUNT`: top up an organization's credits (USD) on the ledger."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from accounts.services import AccountError, format_usd, organization_by_slug, parse_usd
+from billing.ledger import ledger_post
+from billing.models import EntryKind
+
+
+def _positive_usd(text: str) -> Decimal:
+    amount = parse_usd(text)
+    if amount <= 0:
+        raise AccountError(f"the amount must be positive, not {text}")
+    return amount
+
+
+class Command(BaseCommand):
+    help = "Add credits (USD) to an organization as a ledger top-up; prints the new balance."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--org", required=True, metavar="SLUG")
+        parser.add_argument("amount", metavar="AMOUNT", help="USD, such as 25 or 12.50")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            organization = organization_by_slug(options["org"])
+            amount = _positive_usd(options["amount"])
+        except AccountError as exc:
+            raise CommandError(str(exc)) from None
+        entry = ledger_post(
+            organization_id=organization.pk, kind=EntryKind.TOPUP, amount=amount, note="add_credits"
+        )
+        assert entry is not None  # noqa: S101 - None comes only with an idempotency key
+        self.stdout.write(f"{organization.slug}: balance {format_usd(entry.balance_after)}")

@@ -1,0 +1,105 @@
+"""`manage.py add_credits --org SLUG AMOUNT`: a ledger top-up, and the new balance printed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from decimal import Decimal
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection
+
+from accounts.models import Organization
+from billing.ledger import ledger_sum
+from billing.models import EntryKind, LedgerEntry
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command("add_credits", *args, stdout=out)
+    return out.getvalue()
+
+
+def refusal(*args: str) -> str:
+    with pytest.raises(CommandError) as caught:
+        run(*args)
+    return str(caught.value)
+
+
+def manage(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run manage.py in a child process, on the test database."""
+    db = connection.settings_dict
+    if "postgresql" not in db["ENGINE"]:
+        pytest.skip("the child process needs the test database on a server")
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
+    url = f"postgres://{auth}@{db['HOST'] or 'localhost'}:{db['PORT'] or 5432}/{db['NAME']}"
+    return subprocess.run(  # noqa: S603 - our own manage.py, with arguments written here
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env={**os.environ, "DATABASE_URL": url},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_it_tops_up_the_balance_and_prints_it(acme: Organization) -> None:
+    assert run("--org", "acme", "25.50") == "acme: balance 125.50 USD\n"
+    acme.refresh_from_db()
+    assert acme.balance == Decimal("125.5") == ledger_sum(acme.pk)
+    entry = LedgerEntry.objects.filter(organization=acme).first()
+    assert entry is not None
+    assert (entry.kind, entry.amount, entry.balance_after, entry.note) == (
+        EntryKind.TOPUP,
+        Decimal("25.5"),
+        Decimal("125.5"),
+        "add_credits",
+    )
+
+
+def test_it_prints_every_decimal_place_the_balance_has(acme: Organization) -> None:
+    assert run("--org", "acme", "0.000000001") == "acme: balance 100.000000001 USD\n"
+
+
+def test_it_tops_up_only_the_organization_named(acme: Organization, globex: Organization) -> None:
+    assert run("--org", "globex", "7") == "globex: balance 107.00 USD\n"
+    acme.refresh_from_db()
+    assert acme.balance == Decimal(100)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--org", "initech", "10"], "unknown organization 'initech'"),
+        (["--org", "acme", "ten"], "'ten' is not an amount of USD"),
+        (["--org", "acme", "Infinity"], "'Infinity' is not an amount of USD"),
+        (["--org", "acme", "1e9"], "'1e9' is not an amount of USD"),
+        (["--org", "acme", "1.0000000001"], "'1.0000000001' has more than 9 decimal places"),
+        (["--org", "acme", "0"], "the amount must be positive, not 0"),
+        (["--org", "acme", "-5"], "the amount must be positive, not -5"),
+    ],
+    ids=["unknown-org", "word", "infinite", "too-large", "too-fine", "zero", "negative"],
+)
+def test_it_refuses_a_bad_argument(acme: Organization, args: list[str], message: str) -> None:
+    assert refusal(*args) == message
+    acme.refresh_from_db()
+    assert acme.balance == Decimal(100)
+    assert LedgerEntry.objects.filter(organization=acme).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_real_run_prints_the_balance_and_a_bad_amount_exits_non_zero(
+    acme: Organization,
+) -> None:
+    done = manage("add_credits", "--org", "acme", "12.5")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "acme: balance 112.50 USD\n", "")
+    done = manage("add_credits", "--org", "acme", "twelve")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == "CommandError: 'twelve' is not an amount of USD\n"
