@@ -74,6 +74,11 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
         return self.filter(revoked_at__isnull=True).exclude(expires_at__lte=now)
 
 
+class KeyKind(models.TextChoices):
+    INFERENCE = "inference", "Inference (completions)"
+    MANAGEMENT = "management", "Management API"
+
+
 class ApiKey(models.Model):
     """A Momor key: only its SHA-256 and a short visible prefix are ever stored."""
 
@@ -81,6 +86,7 @@ class ApiKey(models.Model):
         Organization, on_delete=models.CASCADE, related_name="api_keys"
     )
     name = models.CharField(max_length=100, blank=True)
+    kind = models.CharField(max_length=12, choices=KeyKind.choices, default=KeyKind.INFERENCE)
     prefix = models.CharField(max_length=20, db_index=True)
     key_hash = models.CharField(max_length=64, unique=True)
     created_by = models.ForeignKey(
