@@ -22,6 +22,7 @@ from gateway.providers.base import (
     Adapter,
     CannotCarry,
     Failure,
+    PrepareFailed,
     StreamFailed,
     StreamTranslator,
     Usage,
@@ -161,6 +162,9 @@ async def _open(
     except CannotCarry as exc:
         attempt.failed(Failure(None, f"cannot carry the call: {exc}"), decisive=False)
         call.uncarried = str(exc)
+        return None
+    except PrepareFailed as exc:
+        attempt.failed(exc.failure)
         return None
     http = client()
     request = http.build_request(

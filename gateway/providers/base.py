@@ -85,6 +85,15 @@ class CannotCarry(Exception):
     """The call holds content this provider has no way to carry (it moves to the next one)."""
 
 
+class PrepareFailed(Exception):
+    """The upstream request could not be made (a credential exchange failed, for instance): the
+    try fails with this failure and the call moves on."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
+
+
 class StreamFailed(Exception):
     """The provider's stream reported an error, or ended before its answer did."""
 
@@ -126,7 +135,8 @@ class Adapter(ABC):
     async def prepare(
         self, body: dict[str, Any], options: CallOptions, candidate: Candidate
     ) -> UpstreamRequest:
-        """The upstream request for this call on this offering; raises CannotCarry."""
+        """The upstream request for this call on this offering; raises CannotCarry, or
+        PrepareFailed when the request cannot be authenticated."""
 
     @abstractmethod
     def reply(self, data: bytes) -> Reply:
