@@ -204,10 +204,10 @@ class _Table:
         if valid is None and not _NAME.match(item):
             self.fail(f"{what} '{item}' must be lowercase letters, digits, - or _")
 
-    def tables(self, key: str) -> list[object]:
+    def tables(self, key: str, header: str) -> list[object]:
         value = self._value(key, [])
         if not isinstance(value, list):
-            self.fail(f"'{key}' must be an array of tables ([[...{key}]])")
+            self.fail(f"'{key}' must be an array of tables ([[{header}]])")
         return value
 
 
@@ -254,7 +254,7 @@ def _parse_regions(table: _Table, provider: str) -> tuple[RegionSpec, ...]:
     kind = f"provider '{provider}': region"
     regions = tuple(
         _parse_region(_Table(item, _label(kind, index, item, "name"), REGION_FIELDS))
-        for index, item in enumerate(table.tables("regions"), 1)
+        for index, item in enumerate(table.tables("regions", "providers.regions"), 1)
     )
     try:
         _unique(regions)

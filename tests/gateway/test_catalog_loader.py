@@ -443,6 +443,10 @@ def test_it_refuses_an_unknown_capability(tmp_path: Path) -> None:
             "provider 'openai@' must be a provider name or name@region",
         ),
         (
+            PROVIDER + "[providers.regions]\nname = 'eu'\n",
+            "provider 'openai': 'regions' must be an array of tables ([[providers.regions]])",
+        ),
+        (
             "[providers]\nname = 'openai'\n",
             "'providers' must be an array of tables ([[providers]])",
         ),
@@ -459,6 +463,7 @@ def test_it_refuses_an_unknown_capability(tmp_path: Path) -> None:
         "url",
         "name",
         "place",
+        "regions-not-an-array",
         "not-an-array",
         "top-level",
     ],
