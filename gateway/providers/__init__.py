@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gateway.providers.base import Adapter
+from gateway.providers.gemini import GeminiAdapter
 from gateway.providers.openai import (
     AzureAdapter,
     CompatibleAdapter,
@@ -10,6 +11,7 @@ from gateway.providers.openai import (
     MistralAdapter,
     OpenAIOnMomorKey,
 )
+from gateway.providers.vertex import VertexAdapter
 
 REGISTRY: dict[str, Adapter] = {
     "openai": OpenAIOnMomorKey(),
@@ -17,6 +19,8 @@ REGISTRY: dict[str, Adapter] = {
     "mistral": MistralAdapter(),
     "deepinfra": DeepInfraAdapter(),
     "openai_compatible": CompatibleAdapter(),
+    "gemini": GeminiAdapter(),
+    "vertex": VertexAdapter(),
 }
 
 
