@@ -1,6 +1,6 @@
 """An ASGI guard in front of Django for the completions routes: a body over the spec's 30 MiB
 is refused with 413 as soon as that is known (from Content-Length, or while it arrives),
-without reading the rest."""
+without reading the rest. The content type is checked first (415), as the view would."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from gateway.errors import request_too_large
+from gateway.errors import request_too_large, unsupported_media_type
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -32,7 +32,7 @@ class BodyLimit:
             await self.app(scope, receive, send)
             return
         if _declared_length(scope) > self.limit:
-            await self._refuse(send)
+            await self._refuse(scope, send)
             return
         received = 0
 
@@ -47,18 +47,26 @@ class BodyLimit:
         try:
             await self.app(scope, counted, send)
         except _TooLarge:
-            await self._refuse(send)
+            await self._refuse(scope, send)
 
-    async def _refuse(self, send: Send) -> None:
-        body = request_too_large(self.limit).json()
+    async def _refuse(self, scope: Scope, send: Send) -> None:
+        error = request_too_large(self.limit) if _is_json(scope) else unsupported_media_type()
+        body = error.json()
         headers = [
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode()),
             (b"x-momor-request-id", uuid.uuid4().hex.encode()),
             (b"connection", b"close"),
         ]
-        await send({"type": "http.response.start", "status": 413, "headers": headers})
+        await send({"type": "http.response.start", "status": error.status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
+
+
+def _is_json(scope: Scope) -> bool:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-type":
+            return value.split(b";", 1)[0].strip().lower() == b"application/json"
+    return False
 
 
 def _declared_length(scope: Scope) -> int:
