@@ -1,12 +1,16 @@
-"""What a call costs: its provider's token counts at the offering's prices, in Decimal."""
+"""What a call costs: its provider's token counts at the offering's prices, in Decimal; on the
+organization's own saved key, the operator's BYOK fee of that (nothing by default)."""
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
+
+from django.conf import settings
 
 from billing.records import TokenCounts
 
 MILLION = Decimal(1_000_000)
+NANO = Decimal("0.000000001")
 
 
 def tokens_cost(tokens: TokenCounts, prices: dict[str, str]) -> Decimal:
@@ -19,7 +23,19 @@ def tokens_cost(tokens: TokenCounts, prices: dict[str, str]) -> Decimal:
         + tokens.cache_write * _price(prices, "cache_write", fallback="prompt")
         + tokens.completion * _price(prices, "completion")
     )
-    return total / MILLION
+    return (total / MILLION).quantize(NANO, rounding=ROUND_HALF_UP)
+
+
+def call_cost(tokens: TokenCounts, prices: dict[str, str], key_source: str) -> Decimal:
+    """What the organization is charged for a call served on this key."""
+    cost = tokens_cost(tokens, prices)
+    if key_source == "own":
+        return (cost * byok_fee()).quantize(NANO, rounding=ROUND_HALF_UP)
+    return cost
+
+
+def byok_fee() -> Decimal:
+    return Decimal(settings.MOMOR_BYOK_FEE or "0")
 
 
 def _price(prices: dict[str, str], name: str, fallback: str | None = None) -> Decimal:
@@ -27,3 +43,12 @@ def _price(prices: dict[str, str], name: str, fallback: str | None = None) -> De
     if value == 0 and fallback is not None:
         return Decimal(prices.get(fallback) or 0)
     return value
+
+
+def to_units(amount: Decimal) -> int:
+    """USD as whole nano-dollars, the unit of the admission counters."""
+    return int((amount / NANO).to_integral_value(rounding=ROUND_HALF_UP))
+
+
+def from_units(units: int) -> Decimal:
+    return (Decimal(units) * NANO).quantize(NANO)

@@ -3,6 +3,7 @@ in the same transaction, so the balance is read without summing and always equal
 
 from __future__ import annotations
 
+import logging
 from decimal import Decimal
 
 from django.db import IntegrityError, transaction
@@ -10,6 +11,8 @@ from django.db.models import F, Sum
 
 from accounts.models import Organization
 from billing.models import EntryKind, LedgerEntry
+
+log = logging.getLogger(__name__)
 
 
 def ledger_post(
@@ -27,7 +30,7 @@ def ledger_post(
         with transaction.atomic():
             Organization.objects.filter(pk=organization_id).update(balance=F("balance") + amount)
             balance = Organization.objects.values_list("balance", flat=True).get(pk=organization_id)
-            return LedgerEntry.objects.create(
+            entry = LedgerEntry.objects.create(
                 organization_id=organization_id,
                 kind=kind,
                 amount=amount,
@@ -37,10 +40,23 @@ def ledger_post(
                 generation_id=generation_id,
                 created_by_id=created_by_id,
             )
+            transaction.on_commit(lambda: _announce(organization_id, balance, entry.pk))
+            return entry
     except IntegrityError:
         if idempotency_key and LedgerEntry.objects.filter(idempotency_key=idempotency_key).exists():
             return None
         raise
+
+
+def _announce(organization_id: int, balance: Decimal, entry_id: int) -> None:
+    """Admission learns the new balance at once (else within its next refresh)."""
+    from billing.admission import store
+    from billing.cost import to_units
+
+    try:
+        store().sync_balance(organization_id, to_units(balance), entry_id)
+    except Exception:
+        log.warning("could not announce a ledger balance to admission")
 
 
 def ledger_sum(organization_id: int) -> Decimal:

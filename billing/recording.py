@@ -1,18 +1,24 @@
 """The one hand-off from the gateway: `record_call` queues a finished call's record and returns
-at once; a background writer stores it (idempotent on the request id)."""
+at once. A background thread of the gateway process settles the call's reservation, then hands
+the record to Celery when a broker is configured, or stores it itself otherwise. If the broker
+cannot be reached, the thread stores the record directly: a call's record is never lost to a
+broker outage, and storing is idempotent on the request id, so a record that reaches both
+paths is stored once."""
 
 from __future__ import annotations
 
 import logging
 import queue
 import threading
+import time
 
-from django.db import IntegrityError, close_old_connections, transaction
+from django.conf import settings
+from django.db import close_old_connections
 
-from billing.cost import tokens_cost
-from billing.live import publish_generation
-from billing.models import Attempt, Generation
-from billing.records import AttemptRecord, CallRecord
+from billing.admission import store
+from billing.cost import to_units
+from billing.generations import generation_record, served_cost
+from billing.records import CallRecord, record_payload
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +30,7 @@ _pending = 0
 
 
 def record_call(record: CallRecord) -> None:
-    """Hand a finished call to billing; never blocks on the database."""
+    """Hand a finished call to billing; never blocks on the database or the broker."""
     global _pending
     _ensure_writer()
     with _idle:
@@ -33,7 +39,7 @@ def record_call(record: CallRecord) -> None:
 
 
 def drain(timeout: float = 10.0) -> bool:
-    """Wait until every handed-off record is written; False if that took too long."""
+    """Wait until every handed-off record is settled and handed on; False if that took too long."""
     with _idle:
         return _idle.wait_for(lambda: _pending == 0, timeout=timeout)
 
@@ -52,9 +58,8 @@ def _write_forever() -> None:
     global _pending
     while True:
         record = _queue.get()
-        close_old_connections()
         try:
-            generation_record(record)
+            _handle(record)
         except Exception:
             log.exception("could not record call %s", record.request_id)
         finally:
@@ -63,70 +68,35 @@ def _write_forever() -> None:
                 _idle.notify_all()
 
 
-def generation_record(record: CallRecord) -> Generation:
-    """Store one call and its attempts; a record already stored is returned unchanged."""
-    existing = Generation.objects.filter(request_id=record.request_id).first()
-    if existing is not None:
-        return existing
+def _handle(record: CallRecord) -> None:
+    _settle(record)
+    if settings.CELERY_BROKER_URL and _enqueue(record):
+        return
+    close_old_connections()
+    generation_record(record)
+
+
+def _settle(record: CallRecord) -> None:
+    if record.ticket is None:
+        return
+    cost = to_units(served_cost(record))
     try:
-        with transaction.atomic():
-            generation = Generation.objects.create(**_generation_fields(record))
-            Attempt.objects.bulk_create(
-                _attempt_row(generation, attempt) for attempt in record.attempts
-            )
-        publish_generation(generation)
-        return generation
-    except IntegrityError:
-        return Generation.objects.get(request_id=record.request_id)
+        store().settle(record.ticket, cost, record.request_id, int(time.time() * 1000))
+    except Exception:  # the reservation expires on its own; the ledger still gets the charge
+        log.warning("could not settle the reservation of %s", record.request_id)
 
 
-def _generation_fields(record: CallRecord) -> dict[str, object]:
-    served = record.attempts[-1] if record.status == "success" and record.attempts else None
-    cost = tokens_cost(record.tokens, served.prices) if served else 0
-    return {
-        "request_id": record.request_id,
-        "organization_id": record.organization_id,
-        "api_key_id": record.api_key_id,
-        "user_id": record.user_id,
-        "selectors": record.selectors,
-        "model": record.model,
-        "provider": record.provider,
-        "streamed": record.streamed,
-        "status": record.status,
-        "http_status": record.http_status,
-        "error": record.error,
-        "finish_reason": record.finish_reason,
-        "native_finish_reason": record.native_finish_reason,
-        "prompt_tokens": record.tokens.prompt,
-        "completion_tokens": record.tokens.completion,
-        "cached_tokens": record.tokens.cached,
-        "cache_write_tokens": record.tokens.cache_write,
-        "reasoning_tokens": record.tokens.reasoning,
-        "usage_estimated": record.tokens.estimated,
-        "cost": cost,
-        "prices": served.prices if served else {},
-        "latency_ms": record.latency_ms,
-        "first_token_ms": record.first_token_ms,
-        "created_at": record.created_at,
-    }
+def _enqueue(record: CallRecord) -> bool:
+    from billing.tasks import record_generation
 
-
-def _attempt_row(generation: Generation, attempt: AttemptRecord) -> Attempt:
-    tokens = attempt.tokens
-    return Attempt(
-        generation=generation,
-        position=attempt.position,
-        model=attempt.model,
-        provider=attempt.provider,
-        region=attempt.region,
-        upstream_id=attempt.upstream_id,
-        key_source=attempt.key_source,
-        http_status=attempt.http_status,
-        error=attempt.error,
-        latency_ms=attempt.latency_ms,
-        first_token_ms=attempt.first_token_ms,
-        prompt_tokens=tokens.prompt if tokens else 0,
-        completion_tokens=tokens.completion if tokens else 0,
-        cost=tokens_cost(tokens, attempt.prices) if tokens else 0,
-        prices=attempt.prices,
-    )
+    try:
+        record_generation.apply_async(
+            args=[record_payload(record)],
+            task_id=f"record-{record.request_id}",
+            retry=True,
+            retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.2},
+        )
+    except Exception:
+        log.warning("broker unreachable; storing %s directly", record.request_id)
+        return False
+    return True

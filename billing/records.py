@@ -3,8 +3,11 @@ data (billing never imports the gateway)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from typing import Any
+
+from billing.admission.base import RateState, Ticket
 
 
 @dataclass(slots=True)
@@ -53,3 +56,38 @@ class CallRecord:
     latency_ms: int = 0
     first_token_ms: int | None = None
     attempts: list[AttemptRecord] = field(default_factory=list)
+    ticket: Ticket | None = None
+
+
+def record_payload(record: CallRecord) -> dict[str, Any]:
+    """The record as JSON-ready data, for the Celery task."""
+    data = asdict(record)
+    data["created_at"] = record.created_at.isoformat()
+    return data
+
+
+def record_from_payload(data: dict[str, Any]) -> CallRecord:
+    fields = dict(data)
+    fields["created_at"] = datetime.fromisoformat(fields["created_at"])
+    fields["tokens"] = TokenCounts(**fields["tokens"])
+    fields["attempts"] = [_attempt(a) for a in fields["attempts"]]
+    fields["ticket"] = _ticket(fields.get("ticket"))
+    return CallRecord(**fields)
+
+
+def _attempt(data: dict[str, Any]) -> AttemptRecord:
+    fields = dict(data)
+    fields["tokens"] = TokenCounts(**fields["tokens"]) if fields.get("tokens") else None
+    return AttemptRecord(**fields)
+
+
+def _ticket(data: dict[str, Any] | None) -> Ticket | None:
+    if not data:
+        return None
+    return Ticket(
+        id=data["id"],
+        org_id=data["org_id"],
+        key_tag=data["key_tag"],
+        amount=data["amount"],
+        rate=RateState(**data["rate"]),
+    )

@@ -13,7 +13,7 @@ from decimal import Decimal
 from django.db.models import Q
 from django.utils import timezone
 
-from accounts.models import ApiKey, Organization, SavedKey
+from accounts.models import ApiKey, KeyKind, Organization, SavedKey
 
 NEGATIVE_TTL = 2.0
 NEGATIVE_MAX = 10_000
@@ -27,9 +27,12 @@ class KeyInfo:
     revoked: bool
     credit_limit: Decimal | None
     rate_limit: int | None
+    calls_gateway: bool = True
 
     def usable(self, now: datetime) -> bool:
-        return not self.revoked and (self.expires_at is None or self.expires_at > now)
+        if self.revoked or not self.calls_gateway:
+            return False
+        return self.expires_at is None or self.expires_at > now
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +105,7 @@ def _key_info(row: ApiKey) -> KeyInfo:
         revoked=row.revoked_at is not None,
         credit_limit=row.credit_limit,
         rate_limit=row.rate_limit,
+        calls_gateway=row.kind == KeyKind.INFERENCE,
     )
 
 

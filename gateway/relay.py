@@ -13,6 +13,7 @@ import httpx
 import orjson
 from django.conf import settings
 
+from billing.cost import call_cost
 from billing.recording import record_call
 from billing.records import AttemptRecord, CallRecord, TokenCounts
 from gateway.errors import GatewayError, providers_unavailable, unsupported_parameter
@@ -118,6 +119,7 @@ async def _try_plain(call: Call, candidate: Candidate) -> Answer | None:
         attempt.failed(Failure(502, "The provider's answer could not be read."))
         return None
     attempt.served(response.status_code, reply.usage)
+    _add_cost(reply.body.get("usage"), candidate)
     reply.body["id"] = call.request_id
     reply.body["model"] = candidate.offering.model_id
     _served(call, candidate, reply.usage, reply.finish_reason, reply.native_finish_reason)
@@ -325,6 +327,8 @@ class StreamRelay:
             if "usage" in chunk and not chunk.get("choices"):
                 return None
             chunk.pop("usage", None)
+        elif chunk.get("usage"):
+            _add_cost(chunk["usage"], self.candidate)
         self.delivered_chars += _shown_chars(chunk)
         return encode(chunk)
 
@@ -416,6 +420,14 @@ def _served(
     record.native_finish_reason = native
     record.tokens = _tokens(usage) or TokenCounts()
     record.latency_ms = call.elapsed_ms()
+
+
+def _add_cost(usage: object, candidate: Candidate) -> None:
+    """`usage.cost`: what the organization is charged for the call, in USD."""
+    tokens = _tokens(Usage.from_openai(usage))
+    if isinstance(usage, dict) and tokens is not None:
+        prices = candidate.offering.prices.as_dict()
+        usage["cost"] = float(call_cost(tokens, prices, candidate.key_source))
 
 
 def _served_headers(candidate: Candidate) -> dict[str, str]:

@@ -7,7 +7,9 @@ import asyncio
 import logging
 
 from django.conf import settings
+from redis.exceptions import RedisError
 
+from billing.admission.sync import admission_sync
 from gateway import dbthread
 from gateway.identity import Identities
 from gateway.snapshot import Catalog, catalog_build, catalog_fingerprint
@@ -34,6 +36,11 @@ class GatewayState:
         self.identities.refresh()
         if self.catalog is None or catalog_fingerprint() != self.catalog.fingerprint:
             self.catalog = catalog_build()
+        if self.identities.orgs:
+            try:
+                admission_sync(list(self.identities.orgs))
+            except RedisError:
+                log.warning("admission sync skipped: Redis unreachable")
 
     def _ensure_refresher(self) -> None:
         loop = asyncio.get_running_loop()
@@ -47,8 +54,11 @@ class GatewayState:
             await asyncio.sleep(settings.MOMOR_REFRESH_SECONDS)
             try:
                 await dbthread.refresh(self.refresh_now)
-            except Exception:  # the refresher must outlive any database outage
-                log.warning("gateway state refresh failed; keeping the last good state")
+            except Exception as exc:  # the refresher must outlive any database outage
+                log.warning(
+                    "gateway state refresh failed (%s); keeping the last good state",
+                    type(exc).__name__,
+                )
 
 
 STATE = GatewayState()

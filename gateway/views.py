@@ -16,6 +16,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from billing.recording import record_call
 from billing.records import CallRecord
+from gateway.admission import admit, count_refused, worst_cost
 from gateway.caller import Caller, authenticate
 from gateway.errors import (
     GatewayError,
@@ -26,8 +27,9 @@ from gateway.errors import (
 from gateway.models_list import models_payload
 from gateway.options import CallOptions, read_options, strip_routing
 from gateway.relay import Answer, Call, answer_plain, answer_stream
-from gateway.routing import candidates, needs_of, nothing_answers
+from gateway.routing import Candidate, candidates, needs_of, nothing_answers
 from gateway.selectors import AgeRules, resolve
+from gateway.snapshot import Catalog
 from gateway.state import STATE
 
 REQUEST_ID = "X-Momor-Request-Id"
@@ -68,14 +70,36 @@ async def _complete(request: HttpRequest, request_id: str) -> Answer:
 
 async def _route(body: dict[str, Any], size: int, caller: Caller, record: CallRecord) -> Answer:
     catalog = await STATE.ready()
+    try:
+        options, found = _plan(body, catalog, caller, record)
+    except GatewayError as exc:
+        raise _with_headers(exc, (await count_refused(caller)).headers()) from None
+    ticket = await admit(caller, record.request_id, worst_cost(body, size, found))
+    record.ticket = ticket
+    call = Call(record.request_id, strip_routing(body), size, options, found, record)
+    try:
+        answer = await (answer_stream(call) if options.stream else answer_plain(call))
+    except GatewayError as exc:
+        raise _with_headers(exc, ticket.rate.headers()) from None
+    answer.headers.update(ticket.rate.headers())
+    return answer
+
+
+def _plan(
+    body: dict[str, Any], catalog: Catalog, caller: Caller, record: CallRecord
+) -> tuple[CallOptions, list[Candidate]]:
+    """The call's routing fields and its candidates, in the order they are tried."""
     options = read_options(body, catalog.places)
     record.selectors, record.streamed = list(options.selectors), options.stream
     models = resolve(catalog, options.selectors, _age_rules(options, caller))
     if not models:
         raise nothing_answers(options)
-    found = candidates(models, options, caller.org, needs_of(body))
-    call = Call(record.request_id, strip_routing(body), size, options, found, record)
-    return await (answer_stream(call) if options.stream else answer_plain(call))
+    return options, candidates(models, options, caller.org, needs_of(body))
+
+
+def _with_headers(exc: GatewayError, headers: dict[str, str]) -> GatewayError:
+    exc.headers = {**headers, **(exc.headers or {})}
+    return exc
 
 
 def _json_object(raw: bytes) -> dict[str, Any]:

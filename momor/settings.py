@@ -132,6 +132,15 @@ MOMOR_UPSTREAM_CONNECT_TIMEOUT = env_float("MOMOR_UPSTREAM_CONNECT_TIMEOUT", 10.
 MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT = env_float("MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT", 300.0)
 MOMOR_UPSTREAM_CHUNK_TIMEOUT = env_float("MOMOR_UPSTREAM_CHUNK_TIMEOUT", 120.0)
 
+# Billing: the fee on calls made with an organization's own saved key, as a fraction of what
+# the call would cost on Momor's key (0 = free); the default rate limit per key per minute
+# (0 = none); how long a reservation of a call whose process died is held; the completion
+# ceiling a reservation assumes when a call sets none.
+MOMOR_BYOK_FEE = env_str("MOMOR_BYOK_FEE", "0")
+MOMOR_RATE_LIMIT_PER_MINUTE = env_int("MOMOR_RATE_LIMIT_PER_MINUTE", 0)
+MOMOR_RESERVATION_TTL_SECONDS = env_int("MOMOR_RESERVATION_TTL_SECONDS", 900)
+MOMOR_RESERVE_COMPLETION_TOKENS = env_int("MOMOR_RESERVE_COMPLETION_TOKENS", 4096)
+
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],

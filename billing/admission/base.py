@@ -1,0 +1,108 @@
+"""The admission store's contract and its values. Amounts are whole nano-dollars."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class RateState:
+    """A key's request window: `limit` is None when the key has no limit."""
+
+    limit: int | None = None
+    remaining: int | None = None
+    reset: int | None = None
+
+    def headers(self) -> dict[str, str]:
+        if self.limit is None:
+            return {}
+        return {
+            "X-RateLimit-Limit": str(self.limit),
+            "X-RateLimit-Remaining": str(max(self.remaining or 0, 0)),
+            "X-RateLimit-Reset": str(self.reset),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Ticket:
+    """An admitted call's reservation."""
+
+    id: str
+    org_id: int
+    key_tag: str
+    amount: int
+    rate: RateState
+
+
+@dataclass(frozen=True, slots=True)
+class AdmitRequest:
+    reservation_id: str
+    org_id: int
+    key_tag: str
+    amount: int
+    rate_limit: int
+    key_credit_limit: int | None
+    now_ms: int
+    ttl_ms: int
+
+
+class Refused(Exception):
+    """Admission said no: `reason` is rate, credits or key_credits."""
+
+    def __init__(self, reason: str, rate: RateState) -> None:
+        super().__init__(reason)
+        self.reason, self.rate = reason, rate
+
+
+class NeedBalance(Exception):
+    """The store holds no balance for this organization yet: load it from the ledger."""
+
+
+class NeedKeySpend(Exception):
+    """The store holds no spend for this key yet: load it from the records."""
+
+
+WINDOW_MS = 60_000
+UNPOSTED_TTL_MS = 24 * 3600 * 1000
+
+
+def rate_state(limit: int, count: int, now_ms: int) -> RateState:
+    if limit <= 0:
+        return RateState()
+    reset = (now_ms // WINDOW_MS + 1) * WINDOW_MS // 1000
+    return RateState(limit, limit - count, reset)
+
+
+class AdmissionStore(ABC):
+    @abstractmethod
+    async def admit(self, request: AdmitRequest) -> Ticket:
+        """Count the request and reserve its amount; raises Refused, NeedBalance, NeedKeySpend."""
+
+    @abstractmethod
+    async def count(self, key_tag: str, limit: int, now_ms: int) -> RateState:
+        """Count a request refused before admission against its key's window."""
+
+    @abstractmethod
+    def settle(self, ticket: Ticket, cost: int, request_id: str, now_ms: int) -> None:
+        """Release the reservation and hold the actual cost as an unposted charge."""
+
+    @abstractmethod
+    def posted(self, org_id: int, request_id: str, balance: int, entry_id: int) -> None:
+        """The charge of request_id is in the ledger, whose balance after entry_id is balance."""
+
+    @abstractmethod
+    def sync_balance(self, org_id: int, balance: int, entry_id: int) -> None:
+        """The ledger's balance after entry_id (kept only if newer than the one held)."""
+
+    @abstractmethod
+    def set_key_spend(self, key_tag: str, spent: int) -> None:
+        """A key's spend from the records, when the store holds none."""
+
+    @abstractmethod
+    def open_reservations(self, org_id: int, now_ms: int) -> dict[str, int]:
+        """Reservations of calls in flight, by id."""
+
+    @abstractmethod
+    def unposted(self, org_id: int) -> dict[str, int]:
+        """Settled charges not yet in the ledger, by request id."""

@@ -1,0 +1,139 @@
+"""The admission store of one process (embedded mode, or while Redis cannot be reached)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from billing.admission.base import (
+    UNPOSTED_TTL_MS,
+    WINDOW_MS,
+    AdmissionStore,
+    AdmitRequest,
+    NeedBalance,
+    NeedKeySpend,
+    RateState,
+    Refused,
+    Ticket,
+    rate_state,
+)
+
+
+@dataclass
+class _Book:
+    balance: int
+    entry_id: int
+    reserved: dict[str, tuple[int, str, int]] = field(default_factory=dict)
+    unposted: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def expire(self, now_ms: int, key_reserved: dict[str, int]) -> None:
+        for rid, (amount, tag, expires) in list(self.reserved.items()):
+            if expires <= now_ms:
+                del self.reserved[rid]
+                key_reserved[tag] = key_reserved.get(tag, 0) - amount
+        for rid, (_, expires) in list(self.unposted.items()):
+            if expires <= now_ms:
+                del self.unposted[rid]
+
+    def available(self) -> int:
+        held = sum(a for a, _, _ in self.reserved.values()) + sum(
+            a for a, _ in self.unposted.values()
+        )
+        return self.balance - held
+
+
+class LocalStore(AdmissionStore):
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._books: dict[int, _Book] = {}
+        self._spent: dict[str, int] = {}
+        self._key_reserved: dict[str, int] = {}
+        self._windows: dict[str, tuple[int, int]] = {}
+
+    async def admit(self, request: AdmitRequest) -> Ticket:
+        with self._lock:
+            book = self._books.get(request.org_id)
+            if book is None:
+                raise NeedBalance
+            if request.key_credit_limit is not None and request.key_tag not in self._spent:
+                raise NeedKeySpend
+            rate = self._count(request.key_tag, request.rate_limit, request.now_ms)
+            if rate.limit is not None and rate.remaining is not None and rate.remaining < 0:
+                raise Refused("rate", rate)
+            book.expire(request.now_ms, self._key_reserved)
+            self._check_credit(request, book, rate)
+            book.reserved[request.reservation_id] = (
+                request.amount,
+                request.key_tag,
+                request.now_ms + request.ttl_ms,
+            )
+            tag = request.key_tag
+            self._key_reserved[tag] = self._key_reserved.get(tag, 0) + request.amount
+            return Ticket(request.reservation_id, request.org_id, tag, request.amount, rate)
+
+    def _check_credit(self, request: AdmitRequest, book: _Book, rate: RateState) -> None:
+        if request.amount > 0 and book.available() < request.amount:
+            raise Refused("credits", rate)
+        limit = request.key_credit_limit
+        if limit is not None:
+            used = self._spent[request.key_tag] + self._key_reserved.get(request.key_tag, 0)
+            if used + request.amount > limit:
+                raise Refused("key_credits", rate)
+
+    async def count(self, key_tag: str, limit: int, now_ms: int) -> RateState:
+        with self._lock:
+            return self._count(key_tag, limit, now_ms)
+
+    def _count(self, key_tag: str, limit: int, now_ms: int) -> RateState:
+        if limit <= 0:
+            return RateState()
+        window = now_ms // WINDOW_MS
+        current, count = self._windows.get(key_tag, (window, 0))
+        count = count + 1 if current == window else 1
+        self._windows[key_tag] = (window, count)
+        return rate_state(limit, count, now_ms)
+
+    def settle(self, ticket: Ticket, cost: int, request_id: str, now_ms: int) -> None:
+        with self._lock:
+            book = self._books.get(ticket.org_id)
+            if book is not None and book.reserved.pop(ticket.id, None) is not None:
+                tag = ticket.key_tag
+                self._key_reserved[tag] = self._key_reserved.get(tag, 0) - ticket.amount
+            if book is not None and cost > 0:
+                book.unposted[request_id] = (cost, now_ms + UNPOSTED_TTL_MS)
+            if ticket.key_tag in self._spent:
+                self._spent[ticket.key_tag] += cost
+
+    def posted(self, org_id: int, request_id: str, balance: int, entry_id: int) -> None:
+        with self._lock:
+            book = self._books.get(org_id)
+            if book is not None:
+                book.unposted.pop(request_id, None)
+            self._advance(org_id, balance, entry_id)
+
+    def sync_balance(self, org_id: int, balance: int, entry_id: int) -> None:
+        with self._lock:
+            self._advance(org_id, balance, entry_id)
+
+    def _advance(self, org_id: int, balance: int, entry_id: int) -> None:
+        book = self._books.get(org_id)
+        if book is None:
+            self._books[org_id] = _Book(balance, entry_id)
+        elif entry_id > book.entry_id:
+            book.balance, book.entry_id = balance, entry_id
+
+    def set_key_spend(self, key_tag: str, spent: int) -> None:
+        with self._lock:
+            self._spent.setdefault(key_tag, spent)
+
+    def open_reservations(self, org_id: int, now_ms: int) -> dict[str, int]:
+        with self._lock:
+            book = self._books.get(org_id)
+            if book is None:
+                return {}
+            return {rid: a for rid, (a, _, exp) in book.reserved.items() if exp > now_ms}
+
+    def unposted(self, org_id: int) -> dict[str, int]:
+        with self._lock:
+            book = self._books.get(org_id)
+            return {rid: a for rid, (a, _) in book.unposted.items()} if book else {}

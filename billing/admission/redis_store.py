@@ -1,0 +1,242 @@
+"""The admission store shared by every gateway process, in Redis: each operation is one Lua
+script, so counting, expiring, checking and reserving happen atomically."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import redis
+import redis.asyncio as aioredis
+
+from billing.admission.base import (
+    UNPOSTED_TTL_MS,
+    AdmissionStore,
+    AdmitRequest,
+    NeedBalance,
+    NeedKeySpend,
+    RateState,
+    Refused,
+    Ticket,
+    rate_state,
+)
+
+PREFIX = "momor:adm"
+
+# KEYS: balance hash, reservations hash, reservation expiries zset, reserved total,
+#       unposted hash, unposted expiries zset, unposted total, key spent, rate window
+# ARGV: reservation id, amount, now ms, ttl ms, rate limit, window ms, key limit (-1: none),
+#       key reserved prefix, key tag
+ADMIT = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'load', 0} end
+local klimit = tonumber(ARGV[7])
+if klimit >= 0 and redis.call('EXISTS', KEYS[8]) == 0 then return {'loadkey', 0} end
+local now = tonumber(ARGV[3])
+local count = 0
+if tonumber(ARGV[5]) > 0 then
+  count = redis.call('INCR', KEYS[9])
+  if count == 1 then redis.call('PEXPIRE', KEYS[9], ARGV[6]) end
+  if count > tonumber(ARGV[5]) then return {'rate', count} end
+end
+for _, rid in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
+  local held = redis.call('HGET', KEYS[2], rid)
+  if held then
+    local amount, tag = string.match(held, '^(%d+):(.*)$')
+    redis.call('DECRBY', KEYS[4], amount)
+    redis.call('DECRBY', ARGV[8] .. tag, amount)
+    redis.call('HDEL', KEYS[2], rid)
+  end
+  redis.call('ZREM', KEYS[3], rid)
+end
+for _, rid in ipairs(redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', now)) do
+  local held = redis.call('HGET', KEYS[5], rid)
+  if held then redis.call('DECRBY', KEYS[7], held); redis.call('HDEL', KEYS[5], rid) end
+  redis.call('ZREM', KEYS[6], rid)
+end
+local amount = tonumber(ARGV[2])
+local balance = tonumber(redis.call('HGET', KEYS[1], 'balance'))
+local held = tonumber(redis.call('GET', KEYS[4]) or '0')
+held = held + tonumber(redis.call('GET', KEYS[7]) or '0')
+if amount > 0 and balance - held < amount then return {'credits', count} end
+local key_reserved = ARGV[8] .. ARGV[9]
+if klimit >= 0 then
+  local used = tonumber(redis.call('GET', KEYS[8]))
+  used = used + tonumber(redis.call('GET', key_reserved) or '0')
+  if used + amount > klimit then return {'key_credits', count} end
+end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2] .. ':' .. ARGV[9])
+redis.call('ZADD', KEYS[3], now + tonumber(ARGV[4]), ARGV[1])
+redis.call('INCRBY', KEYS[4], amount)
+redis.call('INCRBY', key_reserved, amount)
+return {'ok', count}
+"""
+
+# KEYS: rate window; ARGV: window ms
+COUNT = """
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return count
+"""
+
+# KEYS: reservations hash, reservation expiries, reserved total, key reserved, unposted hash,
+#       unposted expiries, unposted total, key spent
+# ARGV: reservation id, request id, cost, now ms, unposted ttl ms
+SETTLE = """
+local held = redis.call('HGET', KEYS[1], ARGV[1])
+if held then
+  local amount = string.match(held, '^(%d+):')
+  redis.call('DECRBY', KEYS[3], amount)
+  redis.call('DECRBY', KEYS[4], amount)
+  redis.call('HDEL', KEYS[1], ARGV[1])
+  redis.call('ZREM', KEYS[2], ARGV[1])
+end
+local cost = tonumber(ARGV[3])
+if cost > 0 and redis.call('HSETNX', KEYS[5], ARGV[2], cost) == 1 then
+  redis.call('ZADD', KEYS[6], tonumber(ARGV[4]) + tonumber(ARGV[5]), ARGV[2])
+  redis.call('INCRBY', KEYS[7], cost)
+end
+if redis.call('EXISTS', KEYS[8]) == 1 then redis.call('INCRBY', KEYS[8], cost) end
+return 1
+"""
+
+# KEYS: balance hash, unposted hash, unposted expiries, unposted total
+# ARGV: request id ('' for none), balance, entry id
+ADVANCE = """
+if ARGV[1] ~= '' then
+  local held = redis.call('HGET', KEYS[2], ARGV[1])
+  if held then
+    redis.call('DECRBY', KEYS[4], held)
+    redis.call('HDEL', KEYS[2], ARGV[1])
+    redis.call('ZREM', KEYS[3], ARGV[1])
+  end
+end
+local current = tonumber(redis.call('HGET', KEYS[1], 'entry') or '-1')
+if tonumber(ARGV[3]) > current then
+  redis.call('HSET', KEYS[1], 'balance', ARGV[2], 'entry', ARGV[3])
+end
+return 1
+"""
+
+
+def _org_keys(org_id: int) -> dict[str, str]:
+    base = f"{PREFIX}:org:{org_id}"
+    return {
+        name: f"{base}:{name}"
+        for name in ("balance", "res", "resexp", "restot", "unp", "unpexp", "unptot")
+    }
+
+
+def _key_keys(tag: str) -> tuple[str, str]:
+    return f"{PREFIX}:key:{tag}:spent", f"{PREFIX}:keyres:{tag}"
+
+
+def _window_key(tag: str, now_ms: int) -> str:
+    return f"{PREFIX}:rate:{tag}:{now_ms // 60_000}"
+
+
+class RedisStore(AdmissionStore):
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.sync = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+        self._async: dict[asyncio.AbstractEventLoop, aioredis.Redis] = {}
+        self._settle = self.sync.register_script(SETTLE)
+        self._advance = self.sync.register_script(ADVANCE)
+
+    def _client(self) -> aioredis.Redis:
+        loop = asyncio.get_running_loop()
+        client = self._async.get(loop)
+        if client is None:
+            client = aioredis.Redis.from_url(self.url, socket_timeout=2, socket_connect_timeout=2)
+            self._async[loop] = client
+        return client
+
+    async def admit(self, request: AdmitRequest) -> Ticket:
+        org = _org_keys(request.org_id)
+        spent, _ = _key_keys(request.key_tag)
+        keys = [
+            org["balance"],
+            org["res"],
+            org["resexp"],
+            org["restot"],
+            org["unp"],
+            org["unpexp"],
+            org["unptot"],
+            spent,
+            _window_key(request.key_tag, request.now_ms),
+        ]
+        limit = -1 if request.key_credit_limit is None else request.key_credit_limit
+        args = [
+            request.reservation_id,
+            request.amount,
+            request.now_ms,
+            request.ttl_ms,
+            request.rate_limit,
+            60_000,
+            limit,
+            f"{PREFIX}:keyres:",
+            request.key_tag,
+        ]
+        verdict, count = await self._run(ADMIT, keys, args)
+        rate = rate_state(request.rate_limit, int(count), request.now_ms)
+        return self._ticket(verdict, request, rate)
+
+    @staticmethod
+    def _ticket(verdict: Any, request: AdmitRequest, rate: RateState) -> Ticket:
+        verdict = verdict.decode() if isinstance(verdict, bytes) else verdict
+        if verdict == "load":
+            raise NeedBalance
+        if verdict == "loadkey":
+            raise NeedKeySpend
+        if verdict != "ok":
+            raise Refused(verdict, rate)
+        return Ticket(request.reservation_id, request.org_id, request.key_tag, request.amount, rate)
+
+    async def _run(self, script: str, keys: list[str], args: list[Any]) -> Any:
+        client = self._client()
+        return await client.eval(script, len(keys), *keys, *args)
+
+    async def count(self, key_tag: str, limit: int, now_ms: int) -> RateState:
+        if limit <= 0:
+            return RateState()
+        count = await self._run(COUNT, [_window_key(key_tag, now_ms)], [60_000])
+        return rate_state(limit, int(count), now_ms)
+
+    def settle(self, ticket: Ticket, cost: int, request_id: str, now_ms: int) -> None:
+        org = _org_keys(ticket.org_id)
+        spent, reserved = _key_keys(ticket.key_tag)
+        keys = [
+            org["res"],
+            org["resexp"],
+            org["restot"],
+            reserved,
+            org["unp"],
+            org["unpexp"],
+            org["unptot"],
+            spent,
+        ]
+        self._settle(keys=keys, args=[ticket.id, request_id, cost, now_ms, UNPOSTED_TTL_MS])
+
+    def posted(self, org_id: int, request_id: str, balance: int, entry_id: int) -> None:
+        org = _org_keys(org_id)
+        keys = [org["balance"], org["unp"], org["unpexp"], org["unptot"]]
+        self._advance(keys=keys, args=[request_id, balance, entry_id])
+
+    def sync_balance(self, org_id: int, balance: int, entry_id: int) -> None:
+        self.posted(org_id, "", balance, entry_id)
+
+    def set_key_spend(self, key_tag: str, spent: int) -> None:
+        self.sync.set(_key_keys(key_tag)[0], spent, nx=True)
+
+    def open_reservations(self, org_id: int, now_ms: int) -> dict[str, int]:
+        org = _org_keys(org_id)
+        live = {m.decode() for m in self.sync.zrangebyscore(org["resexp"], now_ms + 1, "+inf")}
+        held = self.sync.hgetall(org["res"])
+        return {
+            rid.decode(): int(value.split(b":", 1)[0])
+            for rid, value in held.items()
+            if rid.decode() in live
+        }
+
+    def unposted(self, org_id: int) -> dict[str, int]:
+        held = self.sync.hgetall(_org_keys(org_id)["unp"])
+        return {rid.decode(): int(value) for rid, value in held.items()}

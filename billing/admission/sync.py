@@ -1,0 +1,68 @@
+"""Admission's view of the ledger: balances loaded when first needed, and every few seconds
+brought up to date (top-ups made elsewhere, charges whose announcement was lost)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.db.models import Max, Sum
+
+from accounts.models import Organization
+from billing.admission.base import AdmissionStore
+from billing.admission.select import store
+from billing.cost import to_units
+from billing.models import Generation, LedgerEntry
+
+
+def load_balance(org_id: int, into: AdmissionStore | None = None) -> None:
+    target = into or store()
+    entry = (
+        LedgerEntry.objects.filter(organization_id=org_id)
+        .order_by("-id")
+        .values("id", "balance_after")
+        .first()
+    )
+    if entry is None:
+        balance = Organization.objects.values_list("balance", flat=True).get(pk=org_id)
+        target.sync_balance(org_id, to_units(balance), 0)
+    else:
+        target.sync_balance(org_id, to_units(entry["balance_after"]), entry["id"])
+
+
+def load_key_spend(key_id: int, into: AdmissionStore | None = None) -> None:
+    spent = Generation.objects.filter(api_key_id=key_id).aggregate(s=Sum("cost"))["s"]
+    (into or store()).set_key_spend(key_tag(key_id), to_units(spent or Decimal(0)))
+
+
+def key_tag(key_id: int | None, user_id: int | None = None) -> str:
+    return f"k{key_id}" if key_id is not None else f"u{user_id}"
+
+
+def admission_sync(org_ids: list[int]) -> None:
+    """Push each organization's latest ledger balance, and clear unposted charges that are in."""
+    latest = (
+        LedgerEntry.objects.filter(organization_id__in=org_ids)
+        .values("organization_id")
+        .annotate(last=Max("id"))
+        .values_list("last", flat=True)
+    )
+    for entry in LedgerEntry.objects.filter(id__in=list(latest)).values(
+        "id", "organization_id", "balance_after"
+    ):
+        store().sync_balance(
+            entry["organization_id"], to_units(entry["balance_after"]), entry["id"]
+        )
+    for org_id in org_ids:
+        _reconcile(org_id)
+
+
+def _reconcile(org_id: int) -> None:
+    held = store().unposted(org_id)
+    if not held:
+        return
+    keys = {f"charge:{rid}": rid for rid in held}
+    for entry in LedgerEntry.objects.filter(idempotency_key__in=list(keys)).values(
+        "id", "idempotency_key", "balance_after"
+    ):
+        rid = keys[entry["idempotency_key"]]
+        store().posted(org_id, rid, to_units(entry["balance_after"]), entry["id"])

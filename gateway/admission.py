@@ -1,0 +1,119 @@
+"""Admitting a call before it is tried: its key's rate limit and a reservation of its worst
+cost against the organization's available credit (and the key's own credit limit)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from decimal import Decimal
+from functools import partial
+from typing import Any
+
+from django.conf import settings
+from redis.exceptions import RedisError
+
+from billing.admission import NeedBalance, NeedKeySpend, RateState, Refused, Ticket, store
+from billing.admission.base import AdmitRequest
+from billing.admission.select import local_store
+from billing.admission.sync import key_tag, load_balance, load_key_spend
+from billing.cost import call_cost, from_units, to_units
+from billing.records import TokenCounts
+from gateway import dbthread
+from gateway.caller import Caller
+from gateway.errors import GatewayError
+from gateway.routing import Candidate
+
+log = logging.getLogger(__name__)
+
+
+def worst_cost(body: dict[str, Any], body_size: int, candidates: list[Candidate]) -> Decimal:
+    """The most the call can cost: about two bytes of body per prompt token, and the output
+    ceiling (the call's, else the deployment's default) for every choice, at the highest
+    prices among its candidates."""
+    ceiling = _int(body.get("max_completion_tokens")) or _int(body.get("max_tokens"))
+    choices = max(_int(body.get("n")) or 1, 1)
+    tokens = TokenCounts(
+        prompt=body_size // 2 + 1,
+        completion=(ceiling or settings.MOMOR_RESERVE_COMPLETION_TOKENS) * choices,
+    )
+    return max(call_cost(tokens, c.offering.prices.as_dict(), c.key_source) for c in candidates)
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _rate_limit(caller: Caller) -> int:
+    if caller.key is not None and caller.key.rate_limit:
+        return caller.key.rate_limit
+    return settings.MOMOR_RATE_LIMIT_PER_MINUTE
+
+
+def _request(caller: Caller, request_id: str, amount: Decimal) -> AdmitRequest:
+    key = caller.key
+    limit = key.credit_limit if key is not None else None
+    return AdmitRequest(
+        reservation_id=request_id,
+        org_id=caller.org.id,
+        key_tag=key_tag(key.id if key else None, caller.user_id),
+        amount=to_units(amount),
+        rate_limit=_rate_limit(caller),
+        key_credit_limit=to_units(limit) if limit is not None else None,
+        now_ms=int(time.time() * 1000),
+        ttl_ms=settings.MOMOR_RESERVATION_TTL_SECONDS * 1000,
+    )
+
+
+async def admit(caller: Caller, request_id: str, amount: Decimal) -> Ticket:
+    request = _request(caller, request_id, amount)
+    chosen = store()
+    for _ in range(3):
+        try:
+            return await chosen.admit(request)
+        except NeedBalance:
+            await dbthread.lookup(partial(load_balance, caller.org.id, chosen))
+        except NeedKeySpend:
+            key_id = caller.key.id if caller.key else 0
+            await dbthread.lookup(partial(load_key_spend, key_id, chosen))
+        except Refused as refused:
+            raise refusal(refused, amount) from None
+        except RedisError:
+            log.warning("Redis unreachable: admitting on this process's own counters")
+            chosen = local_store()
+    raise GatewayError(503, "Momor cannot check credits right now.", type="server_error")
+
+
+async def count_refused(caller: Caller) -> RateState:
+    """A call refused after its key was known still counts against the key's window."""
+    limit = _rate_limit(caller)
+    if limit <= 0:
+        return RateState()
+    tag = key_tag(caller.key.id if caller.key else None, caller.user_id)
+    try:
+        return await store().count(tag, limit, int(time.time() * 1000))
+    except RedisError:
+        return await local_store().count(tag, limit, int(time.time() * 1000))
+
+
+def refusal(refused: Refused, amount: Decimal) -> GatewayError:
+    headers = refused.rate.headers()
+    if refused.reason == "rate":
+        wait = max((refused.rate.reset or 0) - int(time.time()), 1)
+        return GatewayError(
+            429,
+            f"Too many requests: this key may make {refused.rate.limit} a minute. "
+            f"Retry after {wait} seconds.",
+            type="rate_limit_error",
+            code="rate_limit_exceeded",
+            headers=headers | {"Retry-After": str(wait)},
+        )
+    if refused.reason == "key_credits":
+        message = "This key has reached its credit limit."
+    else:
+        message = (
+            f"Insufficient credits: this call may cost up to ${from_units(to_units(amount))} "
+            "and the organization's available credit does not cover it."
+        )
+    return GatewayError(
+        402, message, type="insufficient_quota", code="insufficient_credits", headers=headers
+    )
