@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gateway.providers.anthropic import AnthropicAdapter
 from gateway.providers.base import Adapter
 from gateway.providers.gemini import GeminiAdapter
 from gateway.providers.openai import (
@@ -21,6 +22,7 @@ REGISTRY: dict[str, Adapter] = {
     "openai_compatible": CompatibleAdapter(),
     "gemini": GeminiAdapter(),
     "vertex": VertexAdapter(),
+    "anthropic": AnthropicAdapter(),
 }
 
 

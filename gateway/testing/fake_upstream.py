@@ -448,9 +448,9 @@ def _loads(raw: bytes) -> object:
 
 def protocols() -> list[Register]:
     """Every protocol the fake speaks: a new protocol module adds its import and its entry."""
-    from gateway.testing import fake_gemini, fake_openai
+    from gateway.testing import fake_anthropic, fake_gemini, fake_openai
 
-    return [fake_openai.register, fake_gemini.register]
+    return [fake_openai.register, fake_gemini.register, fake_anthropic.register]
 
 
 def create_app(
