@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from gateway import views
+from gateway import generation_view, views
 
 urlpatterns = [
     path("v1/chat/completions", views.chat_completions, name="chat-completions"),
@@ -10,4 +10,6 @@ urlpatterns = [
     path("api/v1/chat/completions", views.chat_completions),
     path("v1/models", views.models, name="models"),
     path("api/v1/models", views.models),
+    path("v1/generation", generation_view.generation, name="generation"),
+    path("api/v1/generation", generation_view.generation),
 ]

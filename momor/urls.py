@@ -5,5 +5,6 @@ from django.urls import include, path
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("api/manage/", include("momor.api_urls")),
     path("", include("gateway.urls")),
 ]

@@ -5,6 +5,7 @@ who owns globex) and small factories."""
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -67,3 +68,11 @@ def bob(acme: Organization):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def mallory(globex: Organization):  # type: ignore[no-untyped-def]
     return make_user("mallory", globex, Role.OWNER)
+
+
+@pytest.fixture(autouse=True)
+def _records_stored_in_process(request: pytest.FixtureRequest, settings: Any) -> None:
+    """Records are stored by the gateway's own writer unless a test runs a Celery worker
+    (marked `celery`): a broker with no worker would keep them from the database."""
+    if request.node.get_closest_marker("celery") is None:
+        settings.CELERY_BROKER_URL = None

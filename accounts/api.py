@@ -1,0 +1,139 @@
+"""Management API for the organization's API keys: list, create (the secret shown once),
+update limits, revoke. Members see and manage their own keys; admins and management keys,
+all of them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from rest_framework import generics, serializers, status
+from rest_framework.authentication import SessionAuthentication
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.api_auth import Access, HasOrganization, ManagementKeyAuthentication
+from accounts.models import ApiKey, KeyKind, Role
+from accounts.services import AccountError, api_key_create
+
+AUTH = [ManagementKeyAuthentication, SessionAuthentication]
+
+
+class ApiKeySerializer(serializers.ModelSerializer[ApiKey]):
+    revoked = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ApiKey
+        fields = [
+            "id",
+            "name",
+            "kind",
+            "prefix",
+            "created_at",
+            "last_used_at",
+            "expires_at",
+            "revoked",
+            "credit_limit",
+            "rate_limit",
+        ]
+        read_only_fields = ["id", "prefix", "created_at", "last_used_at", "revoked"]
+
+    def get_revoked(self, key: ApiKey) -> bool:
+        return key.revoked_at is not None
+
+
+class ApiKeyCreateSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField(max_length=100, required=False, default="")
+    kind = serializers.ChoiceField(choices=KeyKind.choices, default=KeyKind.INFERENCE)
+    credit_limit = serializers.DecimalField(
+        max_digits=18, decimal_places=9, min_value=0, required=False, allow_null=True
+    )
+    rate_limit = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    expires_at = serializers.DateTimeField(required=False, allow_null=True)
+
+
+class LimitsSerializer(serializers.ModelSerializer[ApiKey]):
+    class Meta:
+        model = ApiKey
+        fields = ["name", "credit_limit", "rate_limit", "expires_at"]
+        extra_kwargs = {
+            "credit_limit": {"min_value": 0},
+            "rate_limit": {"min_value": 1},
+        }
+
+
+def keys_for(access: Access) -> QuerySet[ApiKey]:
+    keys = ApiKey.objects.filter(organization=access.organization)
+    if not access.at_least(Role.ADMIN):
+        keys = keys.filter(created_by_id=access.user_id)
+    return keys
+
+
+class ApiKeyList(generics.ListCreateAPIView[ApiKey]):
+    authentication_classes = AUTH
+    permission_classes = [HasOrganization]
+    serializer_class = ApiKeySerializer
+
+    def get_queryset(self) -> QuerySet[ApiKey]:
+        return keys_for(self.request.access)  # type: ignore[attr-defined]
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        form = ApiKeyCreateSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        access: Access = request.access  # type: ignore[attr-defined]
+        if form.validated_data["kind"] == KeyKind.MANAGEMENT and not access.at_least(Role.ADMIN):
+            return Response({"detail": "Only admins create management keys."}, status=403)
+        try:
+            plain, key = _create(access, form.validated_data)
+        except AccountError as exc:
+            return Response({"detail": str(exc)}, status=400)
+        body = {**ApiKeySerializer(key).data, "key": plain}
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+def _create(access: Access, data: dict[str, Any]) -> tuple[str, ApiKey]:
+    from django.contrib.auth import get_user_model
+
+    user = get_user_model().objects.filter(pk=access.user_id).first()
+    plain, key = api_key_create(
+        organization=access.organization,
+        name=data["name"],
+        created_by=user,
+        credit_limit=data.get("credit_limit"),
+        rate_limit=data.get("rate_limit"),
+        expires_at=data.get("expires_at"),
+    )
+    if data["kind"] != key.kind:
+        key.kind = data["kind"]
+        key.save(update_fields=["kind", "updated_at"])
+    return plain, key
+
+
+class ApiKeyDetail(generics.RetrieveUpdateAPIView[ApiKey]):
+    authentication_classes = AUTH
+    permission_classes = [HasOrganization]
+    http_method_names = ["get", "patch", "head", "options"]
+
+    def get_queryset(self) -> QuerySet[ApiKey]:
+        return keys_for(self.request.access)  # type: ignore[attr-defined]
+
+    def get_serializer_class(self) -> type[serializers.BaseSerializer[ApiKey]]:
+        return LimitsSerializer if self.request.method == "PATCH" else ApiKeySerializer
+
+    def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        super().update(request, *args, partial=True)
+        return Response(ApiKeySerializer(self.get_object()).data)
+
+
+class ApiKeyRevoke(APIView):
+    authentication_classes = AUTH
+    permission_classes = [HasOrganization]
+    serializer_class = ApiKeySerializer
+
+    def post(self, request: Request, pk: int) -> Response:
+        key = keys_for(request.access).filter(pk=pk).first()  # type: ignore[attr-defined]
+        if key is None:
+            return Response({"detail": "Not found."}, status=404)
+        key.revoke()
+        return Response(ApiKeySerializer(key).data)

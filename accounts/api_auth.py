@@ -1,0 +1,72 @@
+"""Who calls the management API: a management key (acting as an admin of its organization) or
+a signed-in member's session (on the organization chosen in it, with their role)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.utils import timezone
+from rest_framework.authentication import BaseAuthentication
+from rest_framework.exceptions import AuthenticationFailed, PermissionDenied
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+from rest_framework.views import APIView
+
+from accounts.models import ApiKey, KeyKind, Organization, Role
+from accounts.permissions import RANK, current_membership
+from accounts.secrets import API_KEY_PREFIX, hash_api_key
+
+
+@dataclass(frozen=True)
+class KeyPrincipal:
+    """The caller behind a management key."""
+
+    key: ApiKey
+    is_authenticated: bool = True
+    pk: None = None
+
+
+@dataclass(frozen=True)
+class Access:
+    organization: Organization
+    role: Role
+    user_id: int | None
+
+    def at_least(self, role: Role) -> bool:
+        return RANK[self.role] >= RANK[role]
+
+
+class ManagementKeyAuthentication(BaseAuthentication):
+    def authenticate(self, request: Request) -> tuple[KeyPrincipal, ApiKey] | None:
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer":
+            return None
+        token = token.strip()
+        key = None
+        if token.startswith(API_KEY_PREFIX):
+            key = ApiKey.objects.active().filter(key_hash=hash_api_key(token)).first()
+        if key is None or key.kind != KeyKind.MANAGEMENT:
+            raise AuthenticationFailed("Not a live management key.")
+        ApiKey.objects.filter(pk=key.pk).update(last_used_at=timezone.now())
+        return KeyPrincipal(key), key
+
+    def authenticate_header(self, request: Request) -> str:
+        return "Bearer"
+
+
+def access_of(request: Request) -> Access:
+    if isinstance(request.auth, ApiKey):
+        return Access(request.auth.organization, Role.ADMIN, None)
+    membership = current_membership(request._request)
+    if membership is None:
+        raise PermissionDenied("You are not a member of any organization.")
+    return Access(membership.organization, Role(membership.role), request.user.pk)
+
+
+class HasOrganization(BasePermission):
+    """Every route works on one organization; `least_role` on the view raises the bar."""
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        access = access_of(request)
+        request.access = access  # type: ignore[attr-defined]
+        return access.at_least(getattr(view, "least_role", Role.MEMBER))

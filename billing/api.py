@@ -1,0 +1,108 @@
+"""Management API for the organization's money and records: balance and open reservations
+(admins), the ledger (admins), generations with filters (every member), all paginated by
+cursor."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.db.models import QuerySet
+from django.utils.dateparse import parse_datetime
+from rest_framework import generics, serializers
+from rest_framework.authentication import SessionAuthentication
+from rest_framework.exceptions import ValidationError
+from rest_framework.pagination import CursorPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.api_auth import HasOrganization, ManagementKeyAuthentication
+from accounts.models import Role
+from billing.admission import store
+from billing.cost import from_units, to_units
+from billing.lookup import generation_data
+from billing.models import Generation, LedgerEntry
+
+AUTH = [ManagementKeyAuthentication, SessionAuthentication]
+
+
+class NewestFirst(CursorPagination):
+    ordering = ("-created_at", "-id")
+    page_size = 50
+    page_size_query_param = "limit"
+    max_page_size = 500
+
+
+class LedgerEntrySerializer(serializers.ModelSerializer[LedgerEntry]):
+    class Meta:
+        model = LedgerEntry
+        fields = ["id", "kind", "amount", "balance_after", "note", "generation", "created_at"]
+
+
+class GenerationSerializer(serializers.Serializer[Generation]):
+    def to_representation(self, instance: Generation) -> dict[str, Any]:
+        return generation_data(instance)
+
+
+class Credits(APIView):
+    authentication_classes = AUTH
+    permission_classes = [HasOrganization]
+    least_role = Role.ADMIN
+
+    def get(self, request: Request) -> Response:
+        org = request.access.organization  # type: ignore[attr-defined]
+        org.refresh_from_db(fields=["balance"])
+        reservations = store().open_reservations(org.pk, int(time.time() * 1000))
+        unposted = store().unposted(org.pk)
+        held = sum(reservations.values()) + sum(unposted.values())
+        return Response(
+            {
+                "balance": str(org.balance),
+                "available": str(from_units(to_units(org.balance) - held)),
+                "open_reservations": [
+                    {"id": rid, "amount": str(from_units(units))}
+                    for rid, units in sorted(reservations.items())
+                ],
+                "unposted_charges": str(from_units(sum(unposted.values()))),
+            }
+        )
+
+
+class Ledger(generics.ListAPIView[LedgerEntry]):
+    authentication_classes = AUTH
+    permission_classes = [HasOrganization]
+    least_role = Role.ADMIN
+    serializer_class = LedgerEntrySerializer
+    pagination_class = NewestFirst
+
+    def get_queryset(self) -> QuerySet[LedgerEntry]:
+        org = self.request.access.organization  # type: ignore[attr-defined]
+        return LedgerEntry.objects.filter(organization=org)
+
+
+class Generations(generics.ListAPIView[Generation]):
+    authentication_classes = AUTH
+    permission_classes = [HasOrganization]
+    serializer_class = GenerationSerializer
+    pagination_class = NewestFirst
+
+    def get_queryset(self) -> QuerySet[Generation]:
+        org = self.request.access.organization  # type: ignore[attr-defined]
+        found = Generation.objects.filter(organization=org).prefetch_related("attempts")
+        return _filtered(found, self.request.query_params)
+
+
+def _filtered(found: QuerySet[Generation], params: Any) -> QuerySet[Generation]:
+    for name in ("model", "provider", "status"):
+        if params.get(name):
+            found = found.filter(**{name: params[name]})
+    for name, lookup in (("since", "created_at__gte"), ("until", "created_at__lt")):
+        if params.get(name):
+            moment = parse_datetime(params[name])
+            if moment is None:
+                raise ValidationError(
+                    {name: "An ISO 8601 date and time, such as 2026-01-31T00:00Z."}
+                )
+            found = found.filter(**{lookup: moment})
+    return found

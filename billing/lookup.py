@@ -1,0 +1,68 @@
+"""A generation as its owner reads it: who served it, every attempt and what each cost."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from billing.models import Attempt, Generation
+
+
+def generation_detail(request_id: str, organization_id: int) -> dict[str, Any] | None:
+    """The record of one call of this organization, or None (absent, or someone else's)."""
+    generation = (
+        Generation.objects.filter(request_id=request_id, organization_id=organization_id)
+        .prefetch_related("attempts")
+        .first()
+    )
+    return None if generation is None else generation_data(generation)
+
+
+def generation_data(generation: Generation) -> dict[str, Any]:
+    return {
+        "id": generation.request_id,
+        "created_at": generation.created_at.isoformat(),
+        "model": generation.model or None,
+        "provider": generation.provider or None,
+        "selectors": generation.selectors,
+        "streamed": generation.streamed,
+        "status": generation.status,
+        "http_status": generation.http_status,
+        "error": generation.error or None,
+        "finish_reason": generation.finish_reason or None,
+        "native_finish_reason": generation.native_finish_reason or None,
+        "usage": {
+            "prompt_tokens": generation.prompt_tokens,
+            "completion_tokens": generation.completion_tokens,
+            "total_tokens": generation.prompt_tokens + generation.completion_tokens,
+            "prompt_tokens_details": {
+                "cached_tokens": generation.cached_tokens,
+                "cache_write_tokens": generation.cache_write_tokens,
+            },
+            "completion_tokens_details": {"reasoning_tokens": generation.reasoning_tokens},
+            "estimated": generation.usage_estimated,
+        },
+        "cost": str(generation.cost),
+        "prices": generation.prices,
+        "latency_ms": generation.latency_ms,
+        "first_token_ms": generation.first_token_ms,
+        "attempts": [attempt_data(a) for a in generation.attempts.all()],
+    }
+
+
+def attempt_data(attempt: Attempt) -> dict[str, Any]:
+    return {
+        "position": attempt.position,
+        "model": attempt.model,
+        "provider": attempt.provider,
+        "region": attempt.region or None,
+        "upstream_id": attempt.upstream_id,
+        "key": attempt.key_source,
+        "http_status": attempt.http_status,
+        "error": attempt.error or None,
+        "latency_ms": attempt.latency_ms,
+        "first_token_ms": attempt.first_token_ms,
+        "prompt_tokens": attempt.prompt_tokens,
+        "completion_tokens": attempt.completion_tokens,
+        "cost": str(attempt.cost),
+        "prices": attempt.prices,
+    }

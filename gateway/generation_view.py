@@ -1,0 +1,37 @@
+"""`GET /v1/generation?id=...`: a call's record, for the organization that made it."""
+
+from __future__ import annotations
+
+import orjson
+from django.http import HttpRequest, HttpResponse
+
+from billing.lookup import generation_detail
+from gateway import dbthread
+from gateway.caller import authenticate
+from gateway.errors import GatewayError, invalid_value
+from gateway.views import error_response
+
+
+async def generation(request: HttpRequest) -> HttpResponse:
+    try:
+        return await _generation(request)
+    except GatewayError as exc:
+        return error_response(exc)
+
+
+async def _generation(request: HttpRequest) -> HttpResponse:
+    if request.method != "GET":
+        raise GatewayError(405, "Use GET.", code="method_not_allowed")
+    request_id = request.GET.get("id", "").strip()
+    if not request_id:
+        raise invalid_value("Name the generation: ?id=<the call's id>.")
+    caller = await authenticate(request)
+    found = await dbthread.lookup(lambda: generation_detail(request_id, caller.org.id))
+    if found is None:
+        raise GatewayError(
+            404,
+            f"No generation {request_id} is recorded for this organization (yet: a call's "
+            "record is written within a second of its end).",
+            code="generation_not_found",
+        )
+    return HttpResponse(orjson.dumps({"data": found}), content_type="application/json")

@@ -1,0 +1,20 @@
+"""The management API (`/api/manage/`) and its OpenAPI schema."""
+
+from __future__ import annotations
+
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from accounts.api import ApiKeyDetail, ApiKeyList, ApiKeyRevoke
+from billing.api import Credits, Generations, Ledger
+
+urlpatterns = [
+    path("keys/", ApiKeyList.as_view(), name="api-keys"),
+    path("keys/<int:pk>/", ApiKeyDetail.as_view(), name="api-key"),
+    path("keys/<int:pk>/revoke/", ApiKeyRevoke.as_view(), name="api-key-revoke"),
+    path("credits/", Credits.as_view(), name="api-credits"),
+    path("ledger/", Ledger.as_view(), name="api-ledger"),
+    path("generations/", Generations.as_view(), name="api-generations"),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+]
