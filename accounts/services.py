@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Final
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from accounts.models import ApiKey, Organization, SavedKey
+from accounts.models import ApiKey, Membership, Organization, Role, SavedKey
 from accounts.secrets import (
     API_KEY_PREFIX,
     VISIBLE_PREFIX_LENGTH,
@@ -238,3 +238,67 @@ def saved_key_save(
     key.label = label
     key.save()
     return key
+
+
+def api_key_set_limits(
+    *, key: ApiKey, credit_limit: Decimal | None, rate_limit: int | None
+) -> ApiKey:
+    """Set a key's own credit limit (USD in all) and rate limit (per minute); None lifts one."""
+    _check_key_fields(key.name, credit_limit, rate_limit, None)
+    key.credit_limit, key.rate_limit = credit_limit, rate_limit
+    key.save(update_fields=["credit_limit", "rate_limit", "updated_at"])
+    return key
+
+
+# Members -------------------------------------------------------------------------------
+
+
+def membership_invite(
+    *, organization: Organization, email: str, role: str
+) -> tuple[Membership, bool]:
+    """Make the person with this email a member; a new person gets an account without a
+    password (they set one through a reset link). Returns the membership and whether the
+    account is new."""
+    from django.contrib.auth import get_user_model
+
+    email = email.strip().lower()
+    if role not in Role.values:
+        raise AccountError(f"'{role}' is not a role")
+    users = get_user_model().objects
+    with transaction.atomic():
+        user = users.filter(email__iexact=email).order_by("pk").first()
+        created = user is None
+        if user is None:
+            user = users.create_user(username=email, email=email)  # no usable password yet
+        membership, joined = Membership.objects.get_or_create(
+            user=user, organization=organization, defaults={"role": role}
+        )
+    if not joined:
+        raise AccountError(f"{email} is already a member of {organization.slug}")
+    return membership, created
+
+
+def _check_owner_remains(membership: Membership, new_role: str | None) -> None:
+    if membership.role != Role.OWNER or new_role == Role.OWNER:
+        return
+    owners = Membership.objects.filter(organization=membership.organization, role=Role.OWNER)
+    if owners.count() <= 1:
+        raise AccountError("an organization keeps at least one owner")
+
+
+def membership_set_role(*, membership: Membership, role: str) -> Membership:
+    """Change a member's role; the last owner stays an owner."""
+    if role not in Role.values:
+        raise AccountError(f"'{role}' is not a role")
+    with transaction.atomic():
+        _check_owner_remains(membership, role)
+        membership.role = role
+        membership.save(update_fields=["role"])
+    return membership
+
+
+def membership_remove(*, membership: Membership) -> None:
+    """Take a member out of the organization; the last owner stays."""
+    with transaction.atomic():
+        _check_owner_remains(membership, None)
+        membership.delete()

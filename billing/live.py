@@ -3,19 +3,31 @@ on the Channels layer, where the members' generations page listens."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
 from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
+from channels.layers import BaseChannelLayer, InMemoryChannelLayer, get_channel_layer
 
 from billing.models import Generation
 
 log = logging.getLogger(__name__)
 
+# The in-memory layer (no Redis) lives on the server's event loop: its queues wake only
+# listeners of that loop, so a record written in another thread is sent from that loop.
+_server_loop: asyncio.AbstractEventLoop | None = None
+_SEND_TIMEOUT = 5.0
+
 
 def group_name(organization_id: int) -> str:
     return f"org-{organization_id}-generations"
+
+
+def remember_loop() -> None:
+    """Called by the feed's consumer, on the loop that serves websockets."""
+    global _server_loop
+    _server_loop = asyncio.get_running_loop()
 
 
 def generation_summary(generation: Generation) -> dict[str, Any]:
@@ -40,6 +52,25 @@ def publish_generation(generation: Generation) -> None:
         return
     message = {"type": "generation.recorded", "generation": generation_summary(generation)}
     try:
-        async_to_sync(layer.group_send)(group_name(generation.organization_id), message)
+        _send(layer, group_name(generation.organization_id), message)
     except Exception:  # the live feed is best effort; the record is already stored
         log.warning("could not publish generation %s to the live feed", generation.request_id)
+
+
+def _send(layer: BaseChannelLayer, group: str, message: dict[str, Any]) -> None:
+    loop = _server_loop
+    if isinstance(layer, InMemoryChannelLayer) and loop is not None and loop.is_running():
+        if _on_loop(loop):
+            loop.create_task(layer.group_send(group, message))
+            return
+        future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
+        future.result(timeout=_SEND_TIMEOUT)
+        return
+    async_to_sync(layer.group_send)(group, message)
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False

@@ -11,11 +11,20 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "momor.settings")
 django_asgi_app = get_asgi_application()
 
 # Django must be set up before these imports.
-from channels.routing import ProtocolTypeRouter  # noqa: E402
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
+from django.urls import path  # noqa: E402
 
+from accounts.consumers import GenerationFeed  # noqa: E402
 from gateway.body_limit import BodyLimit  # noqa: E402
 
 application = ProtocolTypeRouter(
-    {"http": BodyLimit(django_asgi_app, settings.MOMOR_MAX_BODY_BYTES)}
+    {
+        "http": BodyLimit(django_asgi_app, settings.MOMOR_MAX_BODY_BYTES),
+        "websocket": AllowedHostsOriginValidator(
+            AuthMiddlewareStack(URLRouter([path("ws/generations/", GenerationFeed.as_asgi())]))
+        ),
+    }
 )

@@ -7,4 +7,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/manage/", include("momor.api_urls")),
     path("", include("gateway.urls")),
+    path("", include("accounts.urls")),
 ]

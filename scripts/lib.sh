@@ -59,3 +59,18 @@ ensure_venv() {
     touch "$stamp"
   fi
 }
+
+# ensure_static_assets: the members' UI's browser libraries (htmx, Chart.js), installed from
+# the npm registry as package-lock.json pins them and copied into static/vendor/.
+ensure_static_assets() {
+  local vendor=static/vendor stamp=node_modules/.momor-installed
+  command -v npm >/dev/null 2>&1 || ensure_apt_packages npm
+  if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ]; then
+    log "installing the UI's browser libraries with npm"
+    npm ci --no-audit --no-fund --loglevel=error
+    touch "$stamp"
+  fi
+  mkdir -p "$vendor"
+  cp node_modules/htmx.org/dist/htmx.min.js "$vendor/htmx.min.js"
+  cp node_modules/chart.js/dist/chart.umd.min.js "$vendor/chart.umd.min.js"
+}

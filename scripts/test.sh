@@ -11,6 +11,7 @@ ensure_apt_packages postgresql redis-server chromium
 ensure_postgres
 ensure_redis
 ensure_venv dev
+ensure_static_assets
 
 export DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/momor}"
 export REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}"

@@ -1,0 +1,48 @@
+"""The live feed: a signed-in member's websocket joins their current organization's group and
+receives each generation as it is recorded (billing.live publishes them)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from accounts.models import Membership
+from accounts.permissions import SESSION_ORG
+from billing.live import group_name, remember_loop
+
+
+def _organization_of(user_id: int, wanted: object) -> int | None:
+    """The session's organization if the user is a member of it, else their first one."""
+    memberships = Membership.objects.filter(user_id=user_id).order_by("created_at", "pk")
+    if isinstance(wanted, int) and memberships.filter(organization_id=wanted).exists():
+        return wanted
+    first: int | None = memberships.values_list("organization_id", flat=True).first()
+    return first
+
+
+class GenerationFeed(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
+    group: str | None = None
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=4401)
+            return
+        wanted = self.scope["session"].get(SESSION_ORG)
+        org_id = await database_sync_to_async(_organization_of)(user.pk, wanted)
+        if org_id is None:
+            await self.close(code=4403)
+            return
+        remember_loop()
+        self.group = group_name(org_id)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+
+    async def disconnect(self, code: int) -> None:
+        if self.group is not None:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def generation_recorded(self, event: dict[str, Any]) -> None:
+        await self.send_json({"generation": event["generation"]})

@@ -1,0 +1,9 @@
+"""Small shared pieces of the views."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+
+
+def is_htmx(request: HttpRequest) -> bool:
+    return request.headers.get("HX-Request") == "true"

@@ -1,0 +1,74 @@
+"""API keys: list with spend and limits, create (the secret shown once), set limits, revoke.
+Members see and manage the keys they created; admins and owners every key of the
+organization."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from accounts.forms import ApiKeyCreateForm, ApiKeyLimitsForm
+from accounts.models import ApiKey, Membership, Role
+from accounts.permissions import can_see_all_keys, role_required
+from accounts.services import AccountError, api_key_create, api_key_set_limits
+from accounts.views.helpers import is_htmx
+from billing.usage import with_spend
+
+
+def _keys(request: HttpRequest, membership: Membership) -> QuerySet[ApiKey]:
+    keys = ApiKey.objects.filter(organization=membership.organization)
+    if not can_see_all_keys(membership):
+        keys = keys.filter(created_by_id=request.user.pk)
+    return keys
+
+
+@role_required(Role.MEMBER)
+def key_list(request: HttpRequest, membership: Membership) -> HttpResponse:
+    form = ApiKeyCreateForm(request.POST or None)
+    new_secret = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            new_secret, _ = api_key_create(
+                organization=membership.organization, created_by=request.user, **form.cleaned_data
+            )
+        except AccountError as exc:
+            form.add_error(None, str(exc))
+        else:
+            form = ApiKeyCreateForm()
+    keys = with_spend(_keys(request, membership).select_related("created_by"))
+    context = {"keys": keys, "form": form, "new_secret": new_secret}
+    return render(request, "ui/keys.html", context, status=400 if form.errors else 200)
+
+
+@require_POST
+@role_required(Role.MEMBER)
+def key_limits(request: HttpRequest, membership: Membership, pk: int) -> HttpResponse:
+    key = get_object_or_404(_keys(request, membership), pk=pk)
+    form = ApiKeyLimitsForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Limits not changed: " + form.errors.as_text())
+        return redirect("keys")
+    try:
+        api_key_set_limits(key=key, **form.cleaned_data)
+    except AccountError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Limits of {key.name or key.prefix} saved.")
+    return redirect("keys")
+
+
+@require_POST
+@role_required(Role.MEMBER)
+def key_revoke(request: HttpRequest, membership: Membership, pk: int) -> HttpResponse:
+    key = get_object_or_404(_keys(request, membership), pk=pk)
+    key.revoke()
+    if is_htmx(request):
+        row = with_spend(_keys(request, membership)).get(pk=pk)
+        return render(request, "ui/_key_row.html", {"key": row})
+    messages.success(
+        request, f"{key.name or key.prefix} revoked: the gateway refuses it within seconds."
+    )
+    return redirect("keys")

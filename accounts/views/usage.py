@@ -1,0 +1,29 @@
+"""Usage charts: cost, tokens and calls per day, split by model or provider, for a period."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from accounts.forms import UsageForm
+from accounts.models import Membership, Role
+from accounts.permissions import role_required
+from billing.usage import daily_usage
+
+
+@role_required(Role.MEMBER)
+def usage(request: HttpRequest, membership: Membership) -> HttpResponse:
+    form = UsageForm(request.GET or None)
+    since, until = form.period()
+    split = form.split_by()
+    data = daily_usage(membership.organization_id, since, until, split)  # type: ignore[arg-type]
+    context = {
+        "form": form,
+        "usage": data,
+        "charts": data.chart_data(),
+        "table": data.per_series(),
+        "since": since,
+        "until": until,
+        "split": split,
+    }
+    return render(request, "ui/usage.html", context)

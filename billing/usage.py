@@ -1,0 +1,149 @@
+"""Reads of an organization's records for the members' UI: filtered generations, spend per
+key, daily usage split by model or provider (the charts), and CSV rows of generations."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from decimal import Decimal
+from typing import Any, Literal
+
+from django.db.models import Count, DecimalField, F, QuerySet, Sum, Value
+from django.db.models.functions import Coalesce, TruncDate
+
+from billing.models import Generation
+
+Split = Literal["model", "provider"]
+METRICS = ("cost", "tokens", "calls")
+
+
+@dataclass(frozen=True)
+class GenerationFilter:
+    model: str = ""
+    provider: str = ""
+    status: str = ""
+    since: date | None = None
+    until: date | None = None  # inclusive
+
+
+def generations_of(organization_id: int, only: GenerationFilter) -> QuerySet[Generation]:
+    rows = Generation.objects.filter(organization_id=organization_id)
+    if only.model:
+        rows = rows.filter(model=only.model)
+    if only.provider:
+        rows = rows.filter(provider=only.provider)
+    if only.status:
+        rows = rows.filter(status=only.status)
+    if only.since:
+        rows = rows.filter(created_at__date__gte=only.since)
+    if only.until:
+        rows = rows.filter(created_at__date__lte=only.until)
+    return rows.order_by("-created_at", "-pk")
+
+
+def seen_values(organization_id: int, field_name: str) -> list[str]:
+    """The models (or providers) the organization's generations name, for filter menus."""
+    rows = Generation.objects.filter(organization_id=organization_id).exclude(**{field_name: ""})
+    return list(rows.order_by(field_name).values_list(field_name, flat=True).distinct())
+
+
+def with_spend(keys: QuerySet[Any]) -> QuerySet[Any]:
+    """API keys annotated with `spend`: the sum of their generations' cost."""
+    zero = Value(Decimal(0), output_field=DecimalField(max_digits=18, decimal_places=9))
+    return keys.annotate(spend=Coalesce(Sum("generations__cost"), zero))
+
+
+@dataclass
+class DailyUsage:
+    """Per day and per series (a model or a provider): cost in USD, tokens and calls."""
+
+    days: list[date]
+    series: list[str]
+    values: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # metric → series
+    totals: dict[str, float] = field(default_factory=dict)
+
+    def per_series(self) -> list[dict[str, Any]]:
+        """The period's totals of each series, most calls first."""
+        return [
+            {"name": name, **{m: sum(self.values[m][name]) for m in METRICS}}
+            for name in self.series
+        ]
+
+    def chart_data(self) -> dict[str, Any]:
+        labels = [day.isoformat() for day in self.days]
+        return {
+            metric: {
+                "labels": labels,
+                "datasets": [
+                    {"label": name, "data": self.values[metric][name]} for name in self.series
+                ],
+            }
+            for metric in METRICS
+        }
+
+
+def daily_usage(organization_id: int, since: date, until: date, split: Split) -> DailyUsage:
+    """Usage per day from `since` to `until` (inclusive), one series per model or provider."""
+    rows = (
+        generations_of(organization_id, GenerationFilter(since=since, until=until))
+        .annotate(day=TruncDate("created_at"), name=F(split))
+        .values("day", "name")
+        .annotate(
+            cost=Sum("cost"),
+            tokens=Sum(F("prompt_tokens") + F("completion_tokens")),
+            calls=Count("pk"),
+        )
+        .order_by()
+    )
+    return _tabulate(rows, since, until)
+
+
+def _tabulate(rows: Iterable[dict[str, Any]], since: date, until: date) -> DailyUsage:
+    days = [since + timedelta(days=n) for n in range((until - since).days + 1)]
+    index = {day: n for n, day in enumerate(days)}
+    table: dict[str, dict[str, list[float]]] = {
+        m: defaultdict(lambda: [0.0] * len(days)) for m in METRICS
+    }
+    for row in rows:
+        name = row["name"] or "(none)"
+        for metric in METRICS:
+            table[metric][name][index[row["day"]]] += float(row[metric] or 0)
+    series = sorted(table["calls"], key=lambda name: -sum(table["calls"][name]))
+    usage = DailyUsage(days=days, series=series)
+    usage.values = {m: {name: table[m][name] for name in series} for m in METRICS}
+    usage.totals = {m: sum(sum(v) for v in usage.values[m].values()) for m in METRICS}
+    return usage
+
+
+CSV_FIELDS = (
+    "request_id", "created_at", "model", "provider", "status", "http_status", "streamed",
+    "prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens", "cost",
+    "latency_ms", "first_token_ms", "api_key", "error",
+)  # fmt: skip
+
+
+def generations_csv(rows: QuerySet[Generation]) -> Iterator[str]:
+    """The rows as CSV, one line at a time (header first)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+
+    def line(values: Iterable[object]) -> str:
+        buffer.seek(0)
+        buffer.truncate()
+        writer.writerow(values)
+        return buffer.getvalue()
+
+    yield line(CSV_FIELDS)
+    for row in rows.select_related("api_key").iterator(chunk_size=1000):
+        yield line(_csv_values(row))
+
+
+def _csv_values(row: Generation) -> list[object]:
+    key = row.api_key.prefix if row.api_key else ""
+    values: list[object] = [getattr(row, name) for name in CSV_FIELDS[:-2]]
+    values[1] = row.created_at.isoformat()
+    return [*values, key, row.error]

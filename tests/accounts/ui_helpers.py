@@ -1,0 +1,51 @@
+"""Shared pieces of the UI tests: generations recorded straight into the database."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from decimal import Decimal
+
+from django.utils import timezone
+
+from accounts.models import ApiKey, Organization
+from billing.models import Attempt, Generation
+
+
+def make_generation(
+    org: Organization,
+    *,
+    model: str = "openai/gpt-5",
+    provider: str = "openai",
+    cost: str = "0.001",
+    status: str = "success",
+    key: ApiKey | None = None,
+    created_at: datetime | None = None,
+    tokens: tuple[int, int] = (10, 20),
+) -> Generation:
+    generation = Generation.objects.create(
+        request_id=uuid.uuid4().hex,
+        organization=org,
+        api_key=key,
+        model=model,
+        provider=provider,
+        status=status,
+        prompt_tokens=tokens[0],
+        completion_tokens=tokens[1],
+        cost=Decimal(cost),
+        latency_ms=120,
+        created_at=created_at or timezone.now(),
+    )
+    Attempt.objects.create(
+        generation=generation,
+        position=1,
+        model=model,
+        provider=provider,
+        region="eu",
+        upstream_id="gpt-5",
+        key_source="momor",
+        http_status=200,
+        latency_ms=110,
+        cost=Decimal(cost),
+    )
+    return generation
