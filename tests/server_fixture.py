@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import redis
 import uvicorn
 
 from gateway.identity import Identities
@@ -46,9 +47,18 @@ class GatewayServer:
 
 
 def forget_state() -> None:
-    """Drop what the gateway holds in memory (the database is emptied between tests)."""
+    """Drop what the gateway holds in memory and in Redis (the database is emptied between
+    tests)."""
+    from django.conf import settings
+
+    from billing.admission import select
+
     STATE.catalog = None
     STATE.identities = Identities()
+    select.store.cache_clear()
+    select.local_store.cache_clear()
+    if settings.REDIS_URL:
+        redis.Redis.from_url(settings.REDIS_URL).flushdb()
 
 
 def _disconnect_server_threads(django_db_blocker: pytest.FixtureRequest) -> None:
