@@ -75,6 +75,14 @@ DATABASES = {
         conn_max_age=env_int("MOMOR_DB_CONN_MAX_AGE", 60),
     )
 }
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # The embedded mode's writer and lookup threads share the file: wait for locks, and let
+    # readers run beside the writer.
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 20,
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "transaction_mode": "IMMEDIATE",
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL")
