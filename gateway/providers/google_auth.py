@@ -73,7 +73,12 @@ def _account(info: dict[str, Any]) -> Account:
 
 def _credentials(info: dict[str, Any]) -> service_account.Credentials:
     try:
-        return service_account.Credentials.from_service_account_info(info, scopes=SCOPES)
+        credentials: service_account.Credentials = (
+            service_account.Credentials.from_service_account_info(  # type: ignore[no-untyped-call]
+                info, scopes=SCOPES
+            )
+        )
+        return credentials
     except (ValueError, GoogleAuthError) as exc:
         raise CredentialsError(f"the service account is unusable: {exc}", refused=True) from exc
 
@@ -89,7 +94,7 @@ def _fresh(credentials: service_account.Credentials) -> str | None:
 
 def _refresh(credentials: service_account.Credentials) -> None:
     try:
-        credentials.refresh(Request())
+        credentials.refresh(Request())  # type: ignore[no-untyped-call]
     except TransportError as exc:
         raise CredentialsError(f"the token endpoint did not answer: {exc}", refused=False) from exc
     except RefreshError as exc:

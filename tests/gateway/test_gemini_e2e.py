@@ -20,7 +20,7 @@ ASKED = [{"role": "user", "parts": [{"text": "What is the capital of France?"}]}
 PRO = "gemini-3-pro-preview"
 FLASH = "gemini-2.5-flash"
 BACKUP = "gemini-2.5-flash-backup"
-WEATHER_TOOL = {
+WEATHER_TOOL: dict[str, Any] = {
     "type": "function",
     "function": {
         "name": "get_weather",

@@ -1,6 +1,12 @@
 """A Chat Completions body as a Gemini `GenerateContentRequest` (the same body serves the Gemini
 API and Vertex AI): messages as `systemInstruction` and `contents`, tools as function
-declarations, and the sampling fields as `generationConfig`.
+declarations, and the sampling fields as `generationConfig`. Fields Gemini has no counterpart
+for (user, parallel_tool_calls, stream_options, store...) are left off.
+
+An assistant message sent back replays its `reasoning_details` entries whose `data` holds
+`google.thought_signature` (the shape the answer gives them: `{"type": "reasoning.text",
+"text": ..., "data": {"google.thought_signature": sig}}`) as thought parts, and each tool call's
+`extra_content.google.thought_signature` on its function call part.
 
 Reference: https://ai.google.dev/api/generate-content#request-body"""
 
