@@ -68,6 +68,7 @@ def ask(*messages: dict[str, Any], **fields: Any) -> dict[str, Any]:
 
 
 USER = {"role": "user", "content": "hi"}
+ASKED_HI = [{"role": "user", "parts": [{"text": "hi"}]}]
 
 
 # Request
@@ -470,3 +471,43 @@ def test_googles_statuses_map_to_openais_types(status: int, name: str, kind: str
 def test_a_body_that_is_not_googles_error_is_a_bare_failure() -> None:
     failure = failure_of(502, b"<html>Bad Gateway</html>")
     assert (failure.status, failure.message, failure.error) == (502, "HTTP 502", None)
+
+
+# The fake's idea of valid is the SDK's
+
+
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        (
+            {"contents": ASKED_HI, "generationConfig": {"temprature": 1}},
+            "Invalid JSON payload received. Invalid value at 'generationConfig.temprature': "
+            "Extra inputs are not permitted",
+        ),
+        (
+            {"contents": ASKED_HI, "toolConfig": {"functionCallingConfig": {"mode": "SOMETIMES"}}},
+            "Invalid value at 'toolConfig': SOMETIMES is not a valid FunctionCallingConfigMode",
+        ),
+        (
+            {"contents": [{"role": "assistant", "parts": [{"text": "x"}]}]},
+            "Please use a valid role: user, model.",
+        ),
+        (
+            {"contents": ASKED_HI, "user": "u-1"},
+            'Invalid JSON payload received. Unknown name "user": Cannot find field.',
+        ),
+        ({"contents": []}, "* GenerateContentRequest.contents: contents is not specified"),
+    ],
+)
+def test_the_fake_rejects_what_the_sdk_types_reject(body: dict[str, Any], problem: str) -> None:
+    assert invalid(body, "gemini-2.5-flash") == problem
+
+
+def test_the_fake_asks_gemini_3_for_the_signature_of_the_current_turns_calls() -> None:
+    call = {"functionCall": {"name": "f", "args": {}}}
+    answer = {"functionResponse": {"name": "f", "response": {"result": 1}}}
+    contents = [*ASKED_HI, {"role": "model", "parts": [call]}, {"role": "user", "parts": [answer]}]
+    assert invalid({"contents": contents}, "gemini-2.5-flash") is None
+    assert (invalid({"contents": contents}, "gemini-3-pro-preview") or "").startswith(
+        "Function call is missing a thought_signature in functionCall parts."
+    )
