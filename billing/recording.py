@@ -11,9 +11,12 @@ import logging
 import queue
 import threading
 import time
+from functools import cache
 
 from django.conf import settings
 from django.db import close_old_connections
+from kombu import Connection
+from kombu.pools import producers
 
 from billing.admission import store
 from billing.cost import to_units
@@ -90,13 +93,25 @@ def _enqueue(record: CallRecord) -> bool:
     from billing.tasks import record_generation
 
     try:
-        record_generation.apply_async(
-            args=[record_payload(record)],
-            task_id=f"record-{record.request_id}",
-            retry=True,
-            retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.2},
-        )
+        with producers[_broker(settings.CELERY_BROKER_URL)].acquire(timeout=2) as producer:
+            record_generation.apply_async(
+                args=[record_payload(record)],
+                task_id=f"record-{record.request_id}",
+                producer=producer,
+                retry=True,
+                retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.2},
+            )
     except Exception:
         log.warning("broker unreachable; storing %s directly", record.request_id)
         return False
     return True
+
+
+@cache
+def _broker(url: str) -> Connection:
+    """The broker the setting names now: Celery's own pool keeps the URL it first read, so a
+    record would go to a broker other than the one `CELERY_BROKER_URL` says."""
+    from billing.tasks import record_generation
+
+    connection: Connection = record_generation.app.connection_for_write(url)
+    return connection
