@@ -1,7 +1,162 @@
-"""Billing tests use the gateway tests' catalog on the fake upstream."""
+"""Billing tests use the gateway tests' catalog on the fake upstream, plus what billing needs
+beyond it: Redis emptied around every test (admission keys are `momor:adm:<org id>` and org
+ids repeat after truncation), a real Celery worker, and Momor as separate processes sharing
+Redis and the test database."""
 
 from __future__ import annotations
 
-from tests.gateway.conftest import world
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
 
-__all__ = ["world"]
+import httpx
+import pytest
+
+from tests.gateway.conftest import World, world
+from tests.server_fixture import forget_state
+
+__all__ = ["Cluster", "World", "test_database_url", "world"]
+
+ROOT = Path(__file__).resolve().parents[2]
+HI = [{"role": "user", "content": "hi"}]
+
+
+@pytest.fixture(autouse=True)
+def _admission_forgotten() -> Iterator[None]:
+    """Every test starts with empty admission counters and in-memory state."""
+    forget_state()
+    yield
+    forget_state()
+
+
+def test_database_url() -> str:
+    """The URL of the database pytest-django created, for processes started by a test."""
+    from django.db import connection
+
+    conf = connection.settings_dict
+    user = quote(conf["USER"] or "", safe="")
+    password = f":{quote(conf['PASSWORD'], safe='')}" if conf.get("PASSWORD") else ""
+    host, port = conf["HOST"] or "127.0.0.1", conf["PORT"] or "5432"
+    return f"postgres://{user}{password}@{host}:{port}/{conf['NAME']}"
+
+
+test_database_url.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """The environment of a Momor process started by a test: the test database and Redis."""
+    from django.conf import settings
+
+    env = dict(os.environ)
+    env.update(
+        DATABASE_URL=test_database_url(),
+        REDIS_URL=settings.REDIS_URL,
+        MOMOR_SECRET_KEY=os.environ["MOMOR_SECRET_KEY"],
+        MOMOR_ENCRYPTION_KEY=os.environ["MOMOR_ENCRYPTION_KEY"],
+        MOMOR_REFRESH_SECONDS="0.2",
+        MOMOR_DB_CONN_MAX_AGE="0",
+        DJANGO_SETTINGS_MODULE="momor.settings",
+        PYTHONUNBUFFERED="1",
+    )
+    env.update(extra)
+    return env
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture
+def celery_worker(gateway: str) -> Iterator[subprocess.Popen[bytes]]:
+    """A real `celery -A momor worker` on the test database and Redis, with an empty queue.
+    It depends on `gateway` so that Redis is emptied before it declares its queue, and it is
+    stopped before Redis is emptied again."""
+    from momor.celery import app
+
+    if not app.conf.broker_url:
+        pytest.skip("a Celery worker needs REDIS_URL")
+    app.control.purge()
+    command = [sys.executable, "-m", "celery", "-A", "momor", "worker", "--pool", "solo"]
+    command += ["-l", "warning", "-n", f"billing-test-{os.getpid()}@%h"]
+    command += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
+    worker = subprocess.Popen(command, cwd=ROOT, env=child_env())  # noqa: S603
+    try:
+        _wait_for_worker(app, worker)
+        yield worker
+    finally:
+        stop(worker)
+
+
+def _wait_for_worker(app: Any, worker: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if worker.poll() is not None:
+            raise RuntimeError(f"the Celery worker exited with {worker.returncode}")
+        if app.control.ping(timeout=0.5):
+            return
+    raise RuntimeError("the Celery worker did not answer a ping within 30 seconds")
+
+
+@dataclass
+class Cluster:
+    """Two Momor processes sharing Redis and the database, each recording through Celery."""
+
+    urls: list[str]
+    world: World
+
+    def post(self, index: int, body: Any, *, key: str | None = None) -> httpx.Response:
+        headers = {"authorization": f"Bearer {key or self.world.key}"}
+        url = self.urls[index % len(self.urls)] + "/v1/chat/completions"
+        return httpx.post(url, json=body, headers=headers, timeout=60)
+
+
+def _start_gateway() -> tuple[subprocess.Popen[bytes], str]:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    command = [sys.executable, "-m", "uvicorn", "momor.asgi:application", "--fd"]
+    command += [str(sock.fileno()), "--lifespan", "off", "--log-level", "warning"]
+    process = subprocess.Popen(  # noqa: S603
+        command, cwd=ROOT, env=child_env(), pass_fds=[sock.fileno()]
+    )
+    sock.close()
+    return process, url
+
+
+def _wait_for_gateway(process: subprocess.Popen[bytes], url: str) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"a Momor process exited with {process.returncode}")
+        try:
+            if httpx.get(url + "/v1/models", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise RuntimeError(f"Momor at {url} did not start within 30 seconds")
+
+
+@pytest.fixture
+def cluster(world: World, celery_worker: subprocess.Popen[bytes]) -> Iterator[Cluster]:
+    """Two gateway processes (uvicorn) over the world's catalog, and a Celery worker."""
+    started = [_start_gateway() for _ in range(2)]
+    try:
+        for process, url in started:
+            _wait_for_gateway(process, url)
+        yield Cluster([url for _, url in started], world)
+    finally:
+        for process, _ in started:
+            stop(process)
