@@ -12,7 +12,7 @@ PORT="${MOMOR_PORT:-8000}"
 FAKE_PORT="${MOMOR_DEMO_UPSTREAM_PORT:-8765}"
 mkdir -p var
 
-ensure_venv
+ensure_venv fake
 ensure_static_assets
 
 if [ ! -f var/quickstart.env ]; then
