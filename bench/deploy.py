@@ -1,0 +1,196 @@
+"""The throwaway governed deployment Momor is measured on (its own PostgreSQL database, a Redis
+DB index, a catalog pointing at the fake upstream, an organization and a key with a credit
+limit and a rate limit, a Celery worker), the fake upstream, and the gateways under test."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from bench.procs import Proc, Procs, free_port, wait_http, wait_line
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_BIN = ROOT / ".venv" / "bin"
+MODEL = "bench/fast"  # the model id clients ask for
+UPSTREAM_ID = "fast"  # the fake's model id, what the gateways send on
+CHUNKS = 20
+ANSWER = " ".join(f"w{i:02d}" for i in range(CHUNKS))  # 20 pieces of text
+FAKE_KEY_ENV = "BENCH_FAKE_KEY"
+
+CATALOG = f"""
+[[providers]]
+name = "benchfake"
+display_name = "Benchmark fake upstream"
+api = "openai_compatible"
+base_url = "{{base_url}}"
+key_env = "{FAKE_KEY_ENV}"
+zdr = true
+
+[[models]]
+id = "{MODEL}"
+released = 2025-01-01
+tiers = ["high"]
+auto = true
+
+[[offerings]]
+model = "{MODEL}"
+provider = "benchfake"
+upstream_id = "{UPSTREAM_ID}"
+prompt_price = 0.01
+completion_price = 0.01
+"""
+
+
+@dataclass(frozen=True)
+class Settings:
+    database: str = "momor_bench"
+    redis_db: int = 14
+    org: str = "bench"
+    rate_limit: int = 10_000_000
+
+
+def _psql(sql: str) -> None:
+    subprocess.run(  # noqa: S603 - fixed argv
+        ["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-q", "-c", sql],  # noqa: S607
+        check=True, capture_output=True,
+    )  # fmt: skip
+
+
+def _redis_flush(db: int) -> None:
+    subprocess.run(  # noqa: S603
+        ["redis-cli", "-h", "127.0.0.1", "-n", str(db), "FLUSHDB"],  # noqa: S607
+        check=True, capture_output=True,
+    )  # fmt: skip
+
+
+def redis_len(db: int, key: str) -> int:
+    out = subprocess.run(  # noqa: S603
+        ["redis-cli", "-h", "127.0.0.1", "-n", str(db), "LLEN", key],  # noqa: S607
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    return int(out.stdout.strip() or 0)
+
+
+class Deployment:
+    """Momor's environment and the state it needs; `teardown` drops what `setup` made."""
+
+    def __init__(self, settings: Settings, fake_url: str, log_dir: Path) -> None:
+        self.settings = settings
+        self.fake_url = fake_url
+        self.log_dir = log_dir
+        self.key = ""
+        self.env = self._env()
+
+    def _env(self) -> dict[str, str]:
+        s = self.settings
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("MOMOR_", "DJANGO_"))}
+        env.update(
+            DATABASE_URL=f"postgres://postgres@127.0.0.1:5432/{s.database}",
+            REDIS_URL=f"redis://127.0.0.1:6379/{s.redis_db}",
+            MOMOR_SECRET_KEY="bench-secret-key-not-for-production",
+            MOMOR_ENCRYPTION_KEY="bench-encryption-key",
+            MOMOR_RATE_LIMIT_PER_MINUTE=str(s.rate_limit),
+            MOMOR_LOG_LEVEL="WARNING",
+            MOMOR_SECURE_COOKIES="0",
+            PYTHONUNBUFFERED="1",
+            **{FAKE_KEY_ENV: "sk-bench-fake"},
+        )
+        env["PATH"] = f"{VENV_BIN}:{env.get('PATH', '')}"
+        return env
+
+    def setup(self) -> None:
+        s = self.settings
+        _psql(f"DROP DATABASE IF EXISTS {s.database} WITH (FORCE)")
+        _psql(f"CREATE DATABASE {s.database}")
+        _redis_flush(s.redis_db)
+        self.manage("migrate", "--noinput", "-v", "0")
+        catalog = self.log_dir / "catalog.toml"
+        catalog.write_text(CATALOG.format(base_url=f"{self.fake_url}/v1"))
+        self.manage("load_catalog", str(catalog))
+        self.manage("create_org", s.org, "--credits", "100000000")
+        self.key = self.manage(
+            "create_api_key", "--org", s.org, "--name", "bench",
+            "--credit-limit", "50000000", "--rate-limit", str(s.rate_limit),
+        ).strip()  # fmt: skip
+
+    def teardown(self) -> None:
+        _psql(f"DROP DATABASE IF EXISTS {self.settings.database} WITH (FORCE)")
+        _redis_flush(self.settings.redis_db)
+
+    def manage(self, *args: str) -> str:
+        out = subprocess.run(  # noqa: S603
+            [str(VENV_BIN / "python"), "manage.py", *args],
+            cwd=ROOT, env=self.env, capture_output=True, text=True,
+        )  # fmt: skip
+        if out.returncode:
+            raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{out.stderr[-3000:]}")
+        return out.stdout
+
+    def start_worker(self, procs: Procs, core: int) -> Proc:
+        argv = [str(VENV_BIN / "celery"), "-A", "momor", "worker", "-l", "warning"]
+        argv += ["--concurrency", "1", "--without-gossip", "--without-mingle"]
+        return procs.start("celery", argv, core=core, env=self.env, cwd=ROOT)
+
+
+SERVERS = ("daphne", "uvicorn", "uvicorn-uvloop", "granian")
+
+
+def server_argv(server: str, port: int, access_log: bool) -> list[str]:
+    app = "momor.asgi:application"
+    if server == "daphne":
+        return [str(VENV_BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port)] + (
+            [] if access_log else ["-v", "0"]
+        ) + [app]  # fmt: skip
+    if server.startswith("uvicorn"):
+        argv = [str(VENV_BIN / "uvicorn"), app, "--host", "127.0.0.1", "--port", str(port)]
+        argv += ["--workers", "1", "--log-level", "warning"]
+        argv += ["--loop", "uvloop" if server.endswith("uvloop") else "asyncio"]
+        return argv if access_log else [*argv, "--no-access-log"]
+    if server == "granian":
+        argv = [str(VENV_BIN / "granian"), "--interface", "asgi", "--host", "127.0.0.1"]
+        argv += ["--port", str(port), "--workers", "1", "--log-level", "warning"]
+        return [*argv, "--access-log", app] if access_log else [*argv, app]
+    raise ValueError(f"unknown server {server}")
+
+
+def server_available(server: str) -> str | None:
+    """Why `server` cannot run here, or None."""
+    if server == "granian" and not (VENV_BIN / "granian").exists():
+        return "granian is not installed in .venv"
+    if server == "uvicorn-uvloop":
+        found = subprocess.run(  # noqa: S603
+            [str(VENV_BIN / "python"), "-c", "import uvloop"], capture_output=True
+        )
+        if found.returncode:
+            return "uvloop is not installed in .venv"
+    if server.startswith("uvicorn") and not (VENV_BIN / "uvicorn").exists():
+        return "uvicorn is not installed in .venv"
+    return None
+
+
+def start_momor(
+    procs: Procs, deployment: Deployment, server: str, core: int, log: bool
+) -> tuple[Proc, str]:
+    """Momor under `server`, one process on `core`; returns it and its base URL."""
+    port = free_port()
+    argv = server_argv(server, port, log)
+    proc = procs.start(f"momor-{server}", argv, core=core, env=deployment.env, cwd=ROOT)
+    # GET on the completions route answers 405 once Django serves (a cheap readiness check).
+    wait_http(proc, f"http://127.0.0.1:{port}/v1/chat/completions", timeout=60, ok=(405,))
+    return proc, f"http://127.0.0.1:{port}/v1"
+
+
+def start_fake(procs: Procs, core: int, port: int) -> tuple[Proc, str]:
+    argv = [str(VENV_BIN / "python"), "-m", "gateway.testing.fake_upstream"]
+    argv += ["--port", str(port), "--max-records", "16"]
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = procs.start("fake-upstream", argv, core=core, env=env, cwd=ROOT)
+    url = wait_line(proc, "listening on ", timeout=30).removeprefix("listening on ").strip()
+    script = {"model": UPSTREAM_ID, "text": ANSWER, "chunks": CHUNKS}
+    httpx.post(f"{url}/_fake/script", json=script, timeout=5).raise_for_status()
+    return proc, url
+

@@ -1,0 +1,222 @@
+"""A lean HTTP/1.1 load generator on raw asyncio streams: one keep-alive connection per
+concurrent worker, closed loop (a worker sends its next call when the last one ends), every
+call timed from the first byte written to the last byte read. Loopback only."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+import orjson
+
+# The first SSE event that shows text: `"content":"x` with a non-empty string.
+CONTENT = re.compile(rb'"content":\s*"[^"]')
+TIMEOUT = 30.0
+SAMPLE_BODIES = 3
+
+
+@dataclass(frozen=True)
+class Target:
+    """An OpenAI-compatible endpoint: POST `{base}/chat/completions` with `key` and `model`."""
+
+    name: str
+    base_url: str
+    key: str
+    model: str
+
+    @property
+    def host_port(self) -> tuple[str, int]:
+        parts = urlsplit(self.base_url)
+        if parts.hostname not in ("127.0.0.1", "localhost", "::1"):
+            raise ValueError(f"{self.name}: the benchmark sends traffic only to loopback")
+        return parts.hostname, parts.port or 80
+
+    def request(self, *, stream: bool) -> bytes:
+        """The raw bytes of one call, built once and resent as is."""
+        body: dict[str, object] = {
+            "model": self.model,
+            "messages": [{"role": "user", "content": "Say hello in twenty pieces."}],
+            "max_tokens": 64,
+        }
+        if stream:
+            body["stream"] = True
+        payload = orjson.dumps(body)
+        path = urlsplit(self.base_url).path.rstrip("/") + "/chat/completions"
+        host, port = self.host_port
+        head = (
+            f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+            f"Authorization: Bearer {self.key}\r\nContent-Type: application/json\r\n"
+            f"Accept: {'text/event-stream' if stream else 'application/json'}\r\n"
+            f"Content-Length: {len(payload)}\r\n\r\n"
+        )
+        return head.encode() + payload
+
+
+@dataclass
+class Result:
+    """One call: its status, total time, and for streams the time to the first text chunk
+    and the count of text chunks seen (seconds)."""
+
+    status: int
+    total: float
+    first: float | None = None
+    chunks: int = 0
+    body: bytes = b""
+
+
+class Closed(Exception):
+    """The server closed the connection."""
+
+
+class Connection:
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def call(self, raw: bytes, *, stream: bool) -> Result:
+        reused = self.writer is not None
+        try:
+            return await self._call(raw, stream)
+        except Closed:
+            if not reused:
+                raise
+        await self.close()  # a kept-alive connection the server had closed: once more
+        return await self._call(raw, stream)
+
+    async def _call(self, raw: bytes, stream: bool) -> Result:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        assert self.reader is not None and self.writer is not None
+        start = time.perf_counter()
+        self.writer.write(raw)
+        status, length, chunked, keep = await _head(self.reader)
+        result = Result(status, 0.0)
+        if chunked:
+            await _read_chunked(self.reader, result, start, stream)
+        elif length is not None:
+            result.body = await self.reader.readexactly(length)
+            _saw(result, result.body, start, stream)
+        else:
+            result.body = await self.reader.read()
+            keep = False
+            _saw(result, result.body, start, stream)
+        result.total = time.perf_counter() - start
+        if not keep:
+            await self.close()
+        return result
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = self.reader = None
+
+
+async def _head(reader: asyncio.StreamReader) -> tuple[int, int | None, bool, bool]:
+    try:
+        block = await reader.readuntil(b"\r\n\r\n")
+    except (asyncio.IncompleteReadError, ConnectionResetError) as exc:
+        raise Closed() from exc
+    lines = block.split(b"\r\n")
+    status = int(lines[0].split(b" ", 2)[1])
+    length, chunked, keep = None, False, True
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        name, value = name.strip().lower(), value.strip().lower()
+        if name == b"content-length":
+            length = int(value)
+        elif name == b"transfer-encoding":
+            chunked = b"chunked" in value
+        elif name == b"connection":
+            keep = value != b"close"
+    return status, length, chunked, keep
+
+
+async def _read_chunked(
+    reader: asyncio.StreamReader, result: Result, start: float, stream: bool
+) -> None:
+    parts = []
+    while True:
+        size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
+        if size == 0:
+            await reader.readuntil(b"\r\n")
+            break
+        data = (await reader.readexactly(size + 2))[:-2]
+        _saw(result, data, start, stream)
+        parts.append(data)
+    result.body = b"".join(parts)
+
+
+def _saw(result: Result, data: bytes, start: float, stream: bool) -> None:
+    if not stream:
+        return
+    found = len(CONTENT.findall(data))
+    if found and result.first is None:
+        result.first = time.perf_counter() - start
+    result.chunks += found
+
+
+@dataclass
+class PhaseRun:
+    """Every call of one phase, with the errors by status (0: connection or time-out)."""
+
+    concurrency: int
+    elapsed: float = 0.0
+    results: list[Result] = field(default_factory=list)
+    errors: Counter[int] = field(default_factory=Counter)
+    samples: dict[int, list[str]] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> list[Result]:
+        return [r for r in self.results if r.status == 200]
+
+    def add(self, result: Result) -> None:
+        self.results.append(result)
+        if result.status != 200:
+            self.errors[result.status] += 1
+            shown = self.samples.setdefault(result.status, [])
+            if len(shown) < SAMPLE_BODIES:
+                shown.append(result.body[:500].decode(errors="replace"))
+
+
+async def run_phase(
+    target: Target, *, concurrency: int, count: int, seconds: float, stream: bool = False
+) -> PhaseRun:
+    """`concurrency` workers send calls until `count` calls are sent or `seconds` pass."""
+    raw = target.request(stream=stream)
+    host, port = target.host_port
+    run = PhaseRun(concurrency)
+    left = [count]
+    deadline = time.perf_counter() + seconds
+    start = time.perf_counter()
+    await asyncio.gather(
+        *(_worker(host, port, raw, stream, run, left, deadline) for _ in range(concurrency))
+    )
+    run.elapsed = time.perf_counter() - start
+    return run
+
+
+async def _worker(
+    host: str, port: int, raw: bytes, stream: bool, run: PhaseRun, left: list[int], deadline: float
+) -> None:
+    conn = Connection(host, port)
+    try:
+        while left[0] > 0 and time.perf_counter() < deadline:
+            left[0] -= 1
+            run.add(await _one(conn, raw, stream))
+    finally:
+        await conn.close()
+
+
+async def _one(conn: Connection, raw: bytes, stream: bool) -> Result:
+    start = time.perf_counter()
+    try:
+        return await asyncio.wait_for(conn.call(raw, stream=stream), TIMEOUT)
+    except (OSError, Closed, asyncio.IncompleteReadError, TimeoutError, ValueError) as exc:
+        await conn.close()
+        body = f"{type(exc).__name__}: {exc}".encode()
+        return Result(0, time.perf_counter() - start, body=body)

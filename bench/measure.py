@@ -1,0 +1,207 @@
+"""The phases measured on one target: plain latency, saturated throughput, streaming, memory
+at idle, under load and over a soak, and errors by status in every phase."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.loadgen import PhaseRun, Result, Target, run_phase
+from bench.procs import cpu_seconds, rss_mib
+
+Metrics = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How much of each phase: counts and seconds bound every phase."""
+
+    latency_concurrency: tuple[int, ...] = (1, 16, 64)
+    latency_count: int = 4000
+    latency_seconds: float = 5.0
+    throughput_concurrency: tuple[int, ...] = (16, 64, 128)
+    throughput_seconds: float = 6.0
+    stream_concurrency: tuple[int, ...] = (1, 16)
+    stream_count: int = 2000
+    stream_seconds: float = 5.0
+    soak_seconds: float = 60.0
+    soak_concurrency: int = 16
+    warmup: int = 300
+
+
+def pct(values: list[float], q: float) -> float | None:
+    """The q-th percentile (nearest rank) of `values`, in milliseconds."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))
+    return round(ordered[rank] * 1000, 3)
+
+
+def _spread(values: list[float], prefix: str = "") -> Metrics:
+    return {f"{prefix}p{q}": pct(values, q) for q in (50, 90, 99)}
+
+
+def _errors(run: PhaseRun) -> dict[str, int]:
+    return {str(status): n for status, n in sorted(run.errors.items())}
+
+
+@dataclass
+class Meter:
+    """Measures one target; `pid` (the gateway process) adds memory and CPU, else skipped."""
+
+    target: Target
+    plan: Plan
+    pid: int | None = None
+    metrics: Metrics = field(default_factory=dict)
+    samples: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    errors: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    async def phase(self, name: str, **kwargs: Any) -> PhaseRun:
+        run = await run_phase(self.target, **kwargs)
+        self.errors[name] = _errors(run)
+        if run.samples:
+            self.samples[name] = {str(k): v for k, v in run.samples.items()}
+        return run
+
+    async def warm(self) -> None:
+        await self.phase("warmup", concurrency=8, count=self.plan.warmup, seconds=20)
+        await self.phase("warmup_stream", concurrency=4, count=50, seconds=10, stream=True)
+        await asyncio.sleep(2.0)
+        if self.pid is not None:
+            self.metrics["rss_idle_mib"] = round(rss_mib(self.pid), 1)
+
+    async def latency(self) -> None:
+        plan = self.plan
+        for c in plan.latency_concurrency:
+            run = await self.phase(
+                f"latency_c{c}", concurrency=c, count=plan.latency_count * max(1, c // 8),
+                seconds=plan.latency_seconds,
+            )  # fmt: skip
+            totals = [r.total for r in run.ok]
+            self.metrics[f"latency_c{c}"] = {
+                **_spread(totals), "calls": len(run.results), "rps": _rate(run),
+            }  # fmt: skip
+
+    async def throughput(self) -> None:
+        steps, best = [], None
+        for c in self.plan.throughput_concurrency:
+            step = await self._step(c, self.plan.throughput_seconds, f"throughput_c{c}")
+            steps.append(step)
+            if not step["errors"] and (best is None or step["rps"] > best["rps"]):
+                best = step
+        top = best or max(steps, key=lambda s: s["rps"])
+        self.metrics["throughput"] = {
+            "rps": top["rps"], "zero_errors": best is not None, "at_concurrency": top["c"],
+            "cpu_ms_per_call": top.get("cpu_ms_per_call"),
+            "client_cpu_ms_per_call": top.get("client_cpu_ms_per_call"), "steps": steps,
+        }  # fmt: skip
+        if self.pid is not None:
+            self.metrics["rss_load_mib"] = max(s["rss_max_mib"] for s in steps)
+
+    async def _step(self, c: int, seconds: float, name: str) -> Metrics:
+        cpu0 = cpu_seconds(self.pid) if self.pid else 0.0
+        client0 = time.process_time()
+        rss: list[float] = []
+        sampler = asyncio.create_task(self._sample_rss(rss))
+        run = await self.phase(name, concurrency=c, count=10**9, seconds=seconds)
+        sampler.cancel()
+        step: Metrics = {"c": c, "rps": _rate(run), "calls": len(run.results)}
+        step["errors"] = _errors(run)
+        if run.ok:
+            client = (time.process_time() - client0) * 1000 / len(run.ok)
+            step["client_cpu_ms_per_call"] = round(client, 3)
+        if self.pid is not None and run.ok:
+            step["cpu_ms_per_call"] = round((cpu_seconds(self.pid) - cpu0) * 1000 / len(run.ok), 3)
+            step["rss_max_mib"] = round(max(rss, default=rss_mib(self.pid)), 1)
+        return step
+
+    async def _sample_rss(self, into: list[float], every: float = 0.5) -> None:
+        if self.pid is None:
+            return
+        while True:
+            into.append(rss_mib(self.pid))
+            await asyncio.sleep(every)
+
+    async def stream(self) -> None:
+        plan = self.plan
+        for c in plan.stream_concurrency:
+            run = await self.phase(
+                f"stream_c{c}", concurrency=c, count=plan.stream_count,
+                seconds=plan.stream_seconds, stream=True,
+            )  # fmt: skip
+            self.metrics[f"stream_c{c}"] = _stream_metrics(run)
+
+    async def soak(self) -> None:
+        if self.pid is None or self.plan.soak_seconds <= 0:
+            return
+        points: list[tuple[float, float]] = []
+        start = time.perf_counter()
+
+        async def sample() -> None:
+            while True:
+                points.append((time.perf_counter() - start, rss_mib(self.pid or 0)))
+                await asyncio.sleep(1.0)
+
+        sampler = asyncio.create_task(sample())
+        run = await self.phase(
+            "soak", concurrency=self.plan.soak_concurrency, count=10**9,
+            seconds=self.plan.soak_seconds,
+        )  # fmt: skip
+        sampler.cancel()
+        points.append((time.perf_counter() - start, rss_mib(self.pid)))
+        self.metrics["soak"] = _soak_metrics(run, points)
+
+
+def _rate(run: PhaseRun) -> float:
+    return round(len(run.ok) / run.elapsed, 1) if run.elapsed else 0.0
+
+
+def _stream_metrics(run: PhaseRun) -> Metrics:
+    ok: list[Result] = run.ok
+    firsts = [r.first for r in ok if r.first is not None]
+    chunk_counts = Counter(r.chunks for r in ok)
+    return {
+        **_spread(firsts, "first_"), **_spread([r.total for r in ok], "last_"),
+        "calls": len(run.results), "rps": _rate(run),
+        "chunks_seen": {str(k): v for k, v in sorted(chunk_counts.items())},
+    }  # fmt: skip
+
+
+def _soak_metrics(run: PhaseRun, points: list[tuple[float, float]]) -> Metrics:
+    # The first seconds of the soak settle the allocator; growth is read from there on.
+    settled = [p for p in points if p[0] >= min(5.0, points[-1][0] / 4)] or points
+    first, last = settled[0][1], settled[-1][1]
+    slope = _slope(settled) * 60 if len(settled) > 2 else 0.0
+    return {
+        "seconds": round(run.elapsed, 1), "calls": len(run.results), "rps": _rate(run),
+        "rss_start_mib": round(first, 1), "rss_end_mib": round(last, 1),
+        "rss_max_mib": round(max(p[1] for p in points), 1),
+        "growth_pct": round((last - first) / first * 100, 2) if first else None,
+        "growth_mib_per_min": round(slope, 3),
+    }  # fmt: skip
+
+
+def _slope(points: list[tuple[float, float]]) -> float:
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    den = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in points) / den if den else 0.0
+
+
+async def measure(target: Target, plan: Plan, pid: int | None, soak: bool = True) -> Metrics:
+    """Every phase on one target, in order; the metrics with errors and error bodies."""
+    meter = Meter(target, plan, pid)
+    await meter.warm()
+    await meter.latency()
+    await meter.throughput()
+    await meter.stream()
+    if soak:
+        await meter.soak()
+    meter.metrics["errors"] = {k: v for k, v in meter.errors.items() if v}
+    meter.metrics["error_samples"] = meter.samples
+    return meter.metrics

@@ -1,0 +1,90 @@
+"""`--profile`: py-spy samples the gateway process during an extra saturation pass (so the
+measured numbers are not slowed by sampling); the collapsed stacks are summed into the costs
+the owners act on (inclusive share of samples per category) and the top leaf functions."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+VENV = BENCH / ".venv-tools"
+
+# Inclusive categories: a sample counts in every category one of its frames matches.
+CATEGORIES: dict[str, tuple[str, ...]] = {
+    "server (daphne/twisted, uvicorn, granian)": ("daphne/", "twisted/", "uvicorn/", "granian"),
+    "django request handling (handlers, middleware, urls)": (
+        "django/core/handlers/", "django/middleware/", "django/contrib/", "django/urls/",
+        "django/http/",
+    ),
+    "asgiref sync_to_async / thread hops": ("asgiref/sync.py", "concurrent/futures/thread.py"),
+    "db queries (django.db, psycopg)": ("django/db/", "psycopg"),
+    "httpx / httpcore (upstream call)": ("httpx/", "httpcore/"),
+    "redis (admission, rate limit)": ("redis/",),
+    "celery / kombu (record hand-off)": ("celery/", "kombu/"),
+    "json (orjson, json)": ("orjson", "json/", "(dumps)", "(loads)"),
+    "momor gateway/": ("gateway/",),
+    "momor billing/": ("billing/",),
+    "asyncio event loop": ("asyncio/",),
+}
+
+
+def ensure_py_spy() -> Path:
+    binary = VENV / "bin" / "py-spy"
+    if not binary.exists():
+        print(f"installing py-spy into {VENV} (once)", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)  # noqa: S603
+        pip = [str(VENV / "bin" / "pip"), "install", "-q", "py-spy==0.4.3"]
+        subprocess.run(pip, check=True)  # noqa: S603
+    return binary
+
+
+def record(pid: int, seconds: int, out: Path) -> list[subprocess.Popen[bytes]]:
+    """Start py-spy twice in the background: a flamegraph SVG and raw collapsed stacks."""
+    binary = str(ensure_py_spy())
+    common = ["record", "--pid", str(pid), "--duration", str(seconds), "--rate", "200"]
+    common += ["--subprocesses", "--nonblocking"]
+    svg = [binary, *common, "--format", "flamegraph", "-o", str(out.with_suffix(".svg"))]
+    raw = [binary, *common, "--format", "raw", "-o", str(out.with_suffix(".txt"))]
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    return [subprocess.Popen(argv, **quiet) for argv in (svg, raw)]  # type: ignore[call-overload]  # noqa: S603
+
+
+def summarize(collapsed: Path, top: int = 25) -> dict[str, Any]:
+    """Shares of samples by category (inclusive) and by leaf function (self time)."""
+    total, by_cat, leaves, own = 0, Counter[str](), Counter[str](), Counter[str]()
+    for line in collapsed.read_text(errors="replace").splitlines():
+        stack, _, count_text = line.rpartition(" ")
+        if not stack or not count_text.isdigit():
+            continue
+        count = int(count_text)
+        total += count
+        frames = stack.split(";")
+        for name, needles in CATEGORIES.items():
+            if any(n in frame for frame in frames for n in needles):
+                by_cat[name] += count
+        leaves[_short(frames[-1])] += count
+        for frame in set(frames):
+            if "/momor/" in frame or "gateway/" in frame or "billing/" in frame:
+                own[_short(frame)] += count
+    share = lambda n: round(100 * n / total, 1) if total else 0.0  # noqa: E731
+    return {
+        "samples": total,
+        "categories_pct": {k: share(v) for k, v in by_cat.most_common()},
+        "top_self_pct": {k: share(v) for k, v in leaves.most_common(top)},
+        "top_momor_inclusive_pct": {k: share(v) for k, v in own.most_common(top)},
+    }
+
+
+def _short(frame: str) -> str:
+    """`func (path/to/site-packages/pkg/mod.py:12)` → `func (pkg/mod.py:12)`."""
+    name, _, where = frame.partition(" (")
+    where = where.rstrip(")")
+    for marker in ("site-packages/", "/work/main/", "lib/python3.11/"):
+        if marker in where:
+            where = where.split(marker, 1)[1]
+            break
+    return f"{name} ({where})" if where else name
