@@ -203,13 +203,13 @@ def _sdk_check(name: str, kind: Any, value: object) -> str | None:
     an error here as it is for the API."""
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("error")
+            warnings.simplefilter("error", UserWarning)
             pydantic.TypeAdapter(kind).validate_json(orjson.dumps(value))
     except pydantic.ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in (name, *first["loc"]))
         return f"Invalid JSON payload received. Invalid value at '{where}': {first['msg']}"
-    except Warning as exc:
+    except UserWarning as exc:
         return f"Invalid value at '{name}': {exc}"
     return None
 
