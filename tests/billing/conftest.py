@@ -142,7 +142,8 @@ def _wait_for_gateway(process: subprocess.Popen[bytes], url: str) -> None:
         if process.poll() is not None:
             raise RuntimeError(f"a Momor process exited with {process.returncode}")
         try:
-            if httpx.get(url + "/v1/models", timeout=2).status_code == 200:
+            # an anonymous lookup is refused without touching the database
+            if httpx.get(url + "/v1/generation?id=x", timeout=2).status_code == 401:
                 return
         except httpx.HTTPError:
             time.sleep(0.1)
