@@ -137,8 +137,9 @@ def invalid(body: object) -> str | None:
 def _check(body: object) -> None:
     if not isinstance(body, dict):
         raise Invalid("There was an error parsing the body of your request. It must be JSON.")
-    for key in sorted(set(body) - TOP_LEVEL):
-        raise Invalid(f"{key}: Extra inputs are not permitted")
+    unknown = sorted(set(body) - TOP_LEVEL)
+    if unknown:
+        raise Invalid(f"{unknown[0]}: Extra inputs are not permitted")
     for key in ("max_tokens", "messages", "model"):
         if key not in body:
             raise Invalid(f"{key}: Field required")
@@ -197,12 +198,12 @@ def _check_messages(messages: list[Json]) -> None:
         raise Invalid("messages: at least one message is required")
     previous: Json | None = None
     for index, message in enumerate(messages):
-        _check_message(index, message, previous)
+        _check_message(index, message, previous, last=index == len(messages) - 1)
         previous = message
     _check_tool_results(messages)
 
 
-def _check_message(index: int, message: Json, previous: Json | None) -> None:
+def _check_message(index: int, message: Json, previous: Json | None, *, last: bool) -> None:
     role = message["role"]
     if role == "system":
         raise Invalid(
@@ -217,7 +218,7 @@ def _check_message(index: int, message: Json, previous: Json | None) -> None:
             f'"{role}" roles in a row'
         )
     content = message["content"]
-    if not content:
+    if not content and not (last and role == "assistant"):
         raise Invalid(
             f"messages.{index}: all messages must have non-empty content except for the "
             "optional final assistant message"
@@ -234,27 +235,28 @@ def _blocks(message: Json, kind: str) -> list[Json]:
 
 def _check_tool_results(messages: list[Json]) -> None:
     for index, message in enumerate(messages):
-        results = {b["tool_use_id"] for b in _blocks(message, "tool_result")}
         previous = messages[index - 1] if index else None
         asked = {b["id"] for b in _blocks(previous, "tool_use")} if previous else set()
-        for unexpected in sorted(results - asked):
+        unexpected = sorted({b["tool_use_id"] for b in _blocks(message, "tool_result")} - asked)
+        if unexpected:
             raise Invalid(
                 f"messages.{index}: unexpected `tool_use_id` found in `tool_result` blocks: "
-                f"{unexpected}. Each `tool_result` block must have a corresponding `tool_use` "
+                f"{unexpected[0]}. Each `tool_result` block must have a corresponding `tool_use` "
                 "block in the previous message."
             )
-        following = messages[index + 1] if index + 1 < len(messages) else None
-        calls = [b["id"] for b in _blocks(message, "tool_use")]
-        answered = (
-            {b["tool_use_id"] for b in _blocks(following, "tool_result")} if following else set()
+        if index + 1 < len(messages):
+            _check_answered(index, message, messages[index + 1])
+
+
+def _check_answered(index: int, message: Json, following: Json) -> None:
+    answered = {b["tool_use_id"] for b in _blocks(following, "tool_result")}
+    missing = [b["id"] for b in _blocks(message, "tool_use") if b["id"] not in answered]
+    if missing:
+        raise Invalid(
+            f"messages.{index + 1}: `tool_use` ids were found without `tool_result` blocks "
+            f"immediately after: {', '.join(missing)}. Each `tool_use` block must have a "
+            "corresponding `tool_result` block in the next message."
         )
-        missing = [c for c in calls if c not in answered]
-        if missing and following is not None:
-            raise Invalid(
-                f"messages.{index + 1}: `tool_use` ids were found without `tool_result` blocks "
-                f"immediately after: {', '.join(missing)}. Each `tool_use` block must have a "
-                "corresponding `tool_result` block in the next message."
-            )
 
 
 def _check_tools(body: Json) -> None:
@@ -439,7 +441,8 @@ class MessagesAnswer:
 def _system_words(system: object) -> int:
     if isinstance(system, str):
         return len(system.split())
-    return sum(len(str(b.get("text", "")).split()) for b in system or () if isinstance(b, dict))
+    blocks = system if isinstance(system, list) else []
+    return sum(len(str(b.get("text", "")).split()) for b in blocks if isinstance(b, dict))
 
 
 def stream_pieces(behaviour: Behaviour) -> list[Piece]:

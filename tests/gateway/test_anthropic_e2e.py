@@ -332,6 +332,33 @@ def test_a_reasoning_round_trip_replays_the_signed_thinking(claude: World, strea
     ]
 
 
+def test_redacted_thinking_comes_back_encrypted_and_is_replayed(claude: World) -> None:
+    claude.fake.script(
+        SONNET, reasoning="EmwKAhgBEgy3va3p", reasoning_field="redacted_thinking", tool_calls=[CALL]
+    )
+    ask = {
+        "model": "anthropic/claude-sonnet-4-5",
+        "messages": WEATHER,
+        "tools": TOOLS,
+        "reasoning_effort": "low",
+    }
+    assistant = assembled(events(claude.stream(ask)))
+
+    redacted = {"type": "reasoning.encrypted", "data": {"anthropic.redacted": "EmwKAhgBEgy3va3p"}}
+    assert assistant["reasoning_details"] == [redacted]
+    assert "reasoning" not in assistant
+
+    claude.fake.script(SONNET, text="18C and rain.")
+    result = {"role": "tool", "tool_call_id": "toolu_01", "content": "18C, rain"}
+    second = claude.post({**ask, "messages": [*WEATHER, assistant, result]})
+
+    assert second.status_code == 200, second.text
+    assert sent(claude, SONNET)[1]["messages"][1]["content"][0] == {
+        "type": "redacted_thinking",
+        "data": "EmwKAhgBEgy3va3p",
+    }
+
+
 def test_a_tool_loop_sent_back_without_its_thinking_is_anthropics_to_refuse(
     claude: World,
 ) -> None:

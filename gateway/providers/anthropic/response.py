@@ -142,8 +142,9 @@ def message(blocks: list[Any]) -> Json:
         elif kind == "tool_use":
             calls.append(tool_call(block))
     out: Json = {"role": "assistant", "content": "".join(texts) if texts or not calls else None}
-    if details:
+    if thoughts:
         out["reasoning"] = "".join(thoughts)
+    if details:
         out["reasoning_details"] = details
     if calls:
         out["tool_calls"] = calls
