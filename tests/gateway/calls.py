@@ -4,12 +4,17 @@ and the candidate order of a call as the fake upstream saw it."""
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 import httpx
 import orjson
+import pytest
 
 from accounts.models import Organization, SavedKey
+from gateway.models import Offering
+from gateway.snapshot import catalog_fingerprint
+from gateway.state import STATE
 from tests.fake_upstream_fixture import FakeUpstream
 from tests.gateway.conftest import World
 
@@ -26,6 +31,28 @@ UPSTREAM_IDS = (
     "deepseek-ai/DeepSeek-R1",
     "legacy-1",
 )
+
+
+def settle() -> None:
+    """Bring the gateway's in-memory catalog and identities up to the database now.
+
+    The gateway refreshes them every 0.2 s in the tests (MOMOR_REFRESH_SECONDS), so a call made
+    right after the catalog changes may still see the old one; and the refresher may have built
+    a snapshot while the `world` fixture was half-way through writing its catalog. A refresh
+    that was already reading when this one ran lands a moment later; the second look catches it.
+    """
+    for _ in range(3):
+        STATE.refresh_now()
+        time.sleep(0.03)
+        catalog = STATE.catalog
+        if catalog is not None and catalog.fingerprint == catalog_fingerprint():
+            return
+
+
+@pytest.fixture(autouse=True)
+def settled_world(world: World) -> None:
+    """Every test of a module importing this starts on a gateway that sees the whole world."""
+    settle()
 
 
 def ask(model: Any = "openai/gpt-5", **fields: Any) -> dict[str, Any]:
@@ -67,7 +94,8 @@ def streamed_text(chunks: list[Any], field: str = "content") -> str:
 
 
 def fail_everywhere(fake: FakeUpstream, status: int = 503) -> None:
-    for upstream_id in UPSTREAM_IDS:
+    """Every offering of the catalog answers `status`."""
+    for upstream_id in {*UPSTREAM_IDS, *Offering.objects.values_list("upstream_id", flat=True)}:
         fake.script(upstream_id, fail={"status": status})
 
 
@@ -78,6 +106,7 @@ def tried(fake: FakeUpstream) -> list[str]:
 
 def order_of(world: World, body: dict[str, Any], *, key: str | None = None) -> list[str]:
     """The candidate order of a call: every offering fails, so each is tried once in turn."""
+    settle()
     fail_everywhere(world.fake)
     response = world.post(body, key=key)
     assert response.status_code == 503, response.text

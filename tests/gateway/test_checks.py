@@ -14,7 +14,13 @@ import pytest
 from django.utils import timezone
 
 from tests.conftest import make_key
-from tests.gateway.calls import HI, REQUEST_ID, ask, error_of
+from tests.gateway.calls import (
+    HI,
+    REQUEST_ID,
+    ask,
+    error_of,
+    settled_world,  # noqa: F401 - autouse
+)
 from tests.gateway.conftest import World
 
 LIMIT = 30 * 1024 * 1024
