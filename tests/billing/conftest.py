@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -19,10 +20,15 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from tests.gateway.conftest import World, world
+from accounts.models import Organization
+from gateway.snapshot import catalog_fingerprint
+from gateway.state import STATE
+from tests.conftest import make_key, make_org
+from tests.fake_upstream_fixture import FakeUpstream
+from tests.gateway.conftest import World, build_catalog
 from tests.server_fixture import forget_state
 
-__all__ = ["Cluster", "World", "test_database_url", "world"]
+__all__ = ["Cluster", "World", "catalog_current", "test_database_url"]
 
 ROOT = Path(__file__).resolve().parents[2]
 HI = [{"role": "user", "content": "hi"}]
@@ -34,6 +40,29 @@ def _admission_forgotten() -> Iterator[None]:
     forget_state()
     yield
     forget_state()
+
+
+def catalog_current(timeout: float = 5.0) -> None:
+    """Wait until the gateway's catalog snapshot is the database's: its refresher may have
+    built one from the emptied tables just before the test wrote its catalog."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        catalog = STATE.catalog
+        if catalog is None or catalog.fingerprint == catalog_fingerprint():
+            return
+        time.sleep(0.02)
+    raise AssertionError("the gateway's catalog never caught up with the database")
+
+
+@pytest.fixture
+def world(gateway: str, fake: FakeUpstream) -> World:
+    """The gateway tests' world (catalog on the fake, acme with $100 and a key), with the
+    gateway's catalog snapshot current before the test's first call."""
+    build_catalog(fake.url)
+    org: Organization = make_org("acme", credits=Decimal(100))
+    key, _ = make_key(org, name="test")
+    catalog_current()
+    return World(gateway, fake, org, key)
 
 
 def test_database_url() -> str:
