@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 from accounts.api_auth import HasOrganization, ManagementKeyAuthentication
 from accounts.models import Role
 from billing.admission import store
-from billing.cost import from_units, to_units
+from billing.cost import from_units, money, to_units
 from billing.lookup import generation_data
 from billing.models import Generation, LedgerEntry
 
@@ -58,13 +58,13 @@ class Credits(APIView):
         held = sum(reservations.values()) + sum(unposted.values())
         return Response(
             {
-                "balance": str(org.balance),
-                "available": str(from_units(to_units(org.balance) - held)),
+                "balance": money(org.balance),
+                "available": money(from_units(to_units(org.balance) - held)),
                 "open_reservations": [
-                    {"id": rid, "amount": str(from_units(units))}
+                    {"id": rid, "amount": money(from_units(units))}
                     for rid, units in sorted(reservations.items())
                 ],
-                "unposted_charges": str(from_units(sum(unposted.values()))),
+                "unposted_charges": money(from_units(sum(unposted.values()))),
             }
         )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from billing.cost import money
 from billing.models import Attempt, Generation
 
 
@@ -41,7 +42,7 @@ def generation_data(generation: Generation) -> dict[str, Any]:
             "completion_tokens_details": {"reasoning_tokens": generation.reasoning_tokens},
             "estimated": generation.usage_estimated,
         },
-        "cost": str(generation.cost),
+        "cost": money(generation.cost),
         "prices": generation.prices,
         "latency_ms": generation.latency_ms,
         "first_token_ms": generation.first_token_ms,
@@ -63,6 +64,6 @@ def attempt_data(attempt: Attempt) -> dict[str, Any]:
         "first_token_ms": attempt.first_token_ms,
         "prompt_tokens": attempt.prompt_tokens,
         "completion_tokens": attempt.completion_tokens,
-        "cost": str(attempt.cost),
+        "cost": money(attempt.cost),
         "prices": attempt.prices,
     }
