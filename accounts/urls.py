@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib.staticfiles.views import serve
 from django.urls import include, path, re_path
 
 from accounts.views import (
@@ -15,6 +14,7 @@ from accounts.views import (
     playground,
     policy,
     provider_keys,
+    static,
     usage,
 )
 
@@ -46,6 +46,6 @@ urlpatterns = [
 ]
 
 if settings.MOMOR_SERVE_STATIC:
-    # Django's staticfiles view, DEBUG or not: a sync view on /static/ only, so the
-    # middleware chain of the completions endpoint stays async (WhiteNoise's is sync-only).
-    urlpatterns.append(re_path(r"^static/(?P<path>.*)$", serve, {"insecure": True}, name="static"))
+    # A route on /static/ alone, so the middleware chain of the completions endpoint stays
+    # async (WhiteNoise's middleware is sync-only).
+    urlpatterns.append(re_path(r"^static/(?P<path>.+)$", static.static_file, name="static"))

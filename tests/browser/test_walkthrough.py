@@ -1,0 +1,175 @@
+"""A person's walk through the members' UI in headless Chromium, against a real Momor serving
+calls from the fake upstream. Screenshots of the main pages land in docs/screenshots/."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from accounts.models import ApiKey, SavedKey
+from billing.models import Generation
+from billing.recording import drain
+from tests.browser.conftest import screenshot, sign_in
+from tests.gateway.conftest import World
+
+pytestmark = pytest.mark.browser
+
+HELLO = {"model": "openai/gpt-5", "messages": [{"role": "user", "content": "Hello"}]}
+
+
+def nav(page: Page, name: str) -> None:
+    page.locator("#sidebar nav").get_by_role("link", name=name).click()
+
+
+def calls_with(world: World, key: str) -> int:
+    return world.post(HELLO, key=key).status_code
+
+
+def test_sign_in_shows_the_overview(page: Page, world: World) -> None:
+    from accounts.models import Role
+    from tests.conftest import make_user
+
+    make_user("alice", world.org, Role.OWNER)
+    page.goto("/")
+    expect(page).to_have_url(f"{world.url}/accounts/login/?next=/")
+    screenshot(page, "sign-in")
+    sign_in(page, "alice")
+    expect(page.locator(".topbar h1")).to_have_text("Acme")
+    expect(page.locator(".stat").first).to_contain_text("$100.00")
+    screenshot(page, "overview")
+
+
+def test_create_a_key_use_it_and_revoke_it(alice_in: Page, world: World) -> None:
+    page = alice_in
+    nav(page, "API keys")
+    page.get_by_label("Name").fill("ci")
+    page.get_by_label("Credit limit (USD)").fill("5")
+    page.get_by_role("button", name="Create key").click()
+    secret = page.locator("#secret-value").inner_text().strip()
+    assert secret.startswith("sk-momor-")
+    page.get_by_role("button", name="Copy").click()
+    expect(page.get_by_role("button", name="Copied")).to_be_visible()
+    screenshot(page, "api-keys")
+    assert calls_with(world, secret) == 200
+
+    page.once("dialog", lambda dialog: dialog.accept())
+    row = page.locator("#keys-table tr", has_text="ci")
+    row.get_by_role("button", name="Revoke").click()
+    expect(row.locator(".badge")).to_have_text("Revoked")
+    assert ApiKey.objects.get(name="ci").revoked_at is not None
+    deadline = time.monotonic() + 5
+    while calls_with(world, secret) != 401:
+        assert time.monotonic() < deadline, "the gateway still takes the revoked key"
+        time.sleep(0.2)
+
+
+def test_save_a_provider_key_and_change_the_policy(alice_in: Page, world: World) -> None:
+    page = alice_in
+    nav(page, "Provider keys")
+    page.get_by_label("Provider").select_option("azure@eu")
+    page.get_by_label("Key", exact=True).fill("azure-eu-secret-0042")
+    page.get_by_label("Zero data retention").check()
+    page.get_by_role("button", name="Save key").click()
+    expect(page.locator(".flash.success")).to_contain_text("azure@eu")
+    expect(page.locator("#saved-keys")).to_contain_text("••••0042")
+    assert "azure-eu-secret" not in page.content()
+    saved = SavedKey.objects.get(organization=world.org)
+    assert (saved.provider, saved.zdr, saved.secret) == ("azure@eu", True, "azure-eu-secret-0042")
+    screenshot(page, "provider-keys")
+
+    nav(page, "Policy")
+    page.get_by_label("Hold every call to zero data retention").check()
+    page.get_by_label("Maximum model age").fill("P6M")
+    page.get_by_role("button", name="Save policy").click()
+    expect(page.locator(".flash.success")).to_contain_text("Policy saved")
+    expect(page.get_by_label("Maximum model age")).to_have_value("P180D")
+    world.org.refresh_from_db()
+    assert world.org.zdr_hold is True
+    screenshot(page, "policy")
+
+
+def test_the_usage_chart_is_drawn_from_recorded_generations(alice_in: Page, world: World) -> None:
+    for model in ["openai/gpt-5", "openai/gpt-5", "mistral/mistral-small"]:
+        assert world.post({**HELLO, "model": model}).status_code == 200
+    assert drain()
+    assert Generation.objects.filter(organization=world.org).count() == 3
+    page = alice_in
+    nav(page, "Usage")
+    canvas = page.locator("#chart-calls")
+    expect(canvas).to_have_attribute("data-drawn", "true")
+    drawn = page.evaluate(
+        """() => {
+          const chart = Chart.getChart(document.getElementById('chart-calls'));
+          return chart.data.datasets.map(d => [d.label, d.data.reduce((a, b) => a + b, 0)]);
+        }"""
+    )
+    assert sorted(drawn) == [["mistral/mistral-small", 1], ["openai/gpt-5", 2]]
+    box = canvas.bounding_box()
+    assert box is not None and box["height"] > 100
+    screenshot(page, "usage")
+    nav(page, "Generations")
+    page.locator("#generations-table a").first.click()
+    expect(page.locator("#attempts")).to_contain_text("Momor's key")
+    screenshot(page, "generation")
+
+
+def test_the_playground_streams_an_answer(alice_in: Page, world: World) -> None:
+    world.fake.script("gpt-5", text="Streams arrive piece by piece.", chunks=6, chunk_delay=0.1)
+    page = alice_in
+    nav(page, "Playground")
+    page.get_by_label("Model or selector").select_option("openai/gpt-5")
+    page.get_by_label("Your message").fill("Tell me about streams")
+    page.get_by_role("button", name="Send").click()
+    answer = page.locator(".msg.assistant .body")
+    expect(answer).to_have_class("body streaming")
+    expect(page.locator(".msg.assistant[data-done]")).to_be_visible()
+    expect(answer).to_have_text("Streams arrive piece by piece.")
+    expect(page.locator("#pg-meta")).to_contain_text("openai")
+    screenshot(page, "playground")
+    assert drain()
+    recorded = Generation.objects.get(organization=world.org)
+    assert (recorded.streamed, recorded.api_key, recorded.user.username) == (True, None, "alice")
+
+
+def test_a_generation_arrives_in_the_live_feed(alice_in: Page, world: World) -> None:
+    page = alice_in
+    nav(page, "Generations")
+    expect(page.locator("#live-status")).to_have_attribute("data-state", "open")
+    response = world.post(HELLO)
+    assert response.status_code == 200
+    request_id = response.headers["X-Momor-Request-Id"]
+    row = page.locator(f'#generations-table tr[data-request-id="{request_id}"]')
+    expect(row).to_contain_text("openai/gpt-5")
+    assert page.evaluate("performance.getEntriesByType('navigation').length") == 1
+    screenshot(page, "generations")
+
+
+def test_the_owner_pages(alice_in: Page, world: World) -> None:
+    page = alice_in
+    nav(page, "Members")
+    page.get_by_label("Email").fill("carol@example.com")
+    page.get_by_role("button", name="Invite").click()
+    expect(page.locator("#invite-link")).to_contain_text("/accounts/reset/")
+    screenshot(page, "members")
+    nav(page, "Billing")
+    expect(page.locator("#ledger")).to_contain_text("Top-up")
+    screenshot(page, "billing")
+
+
+def test_a_phone_sized_screen_gets_a_drawer(alice_in: Page, world: World) -> None:
+    page = alice_in
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto("/keys/")
+    expect(page.locator("#sidebar nav")).not_to_be_in_viewport()
+    page.get_by_role("button", name="Menu").click()
+    expect(page.locator("#sidebar nav")).to_be_in_viewport()
+    page.get_by_role("button", name="Menu").click(force=True)
+    screenshot(page, "mobile-keys")
+
+
+def test_static_files_come_from_the_server(world: World) -> None:
+    for path in ["/static/vendor/htmx.min.js", "/static/vendor/chart.umd.min.js"]:
+        assert httpx.get(world.url + path).status_code == 200
