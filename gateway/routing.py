@@ -60,6 +60,11 @@ def candidates(
 ) -> list[Candidate]:
     """Order the offerings of the resolved models and pair each with the keys that may call it."""
     offerings = [o for m in models for o in _ordered(m, options.prefs)]
+    if not offerings:
+        raise model_not_found(
+            f"No model answering to {', '.join(options.selectors)} runs on a provider this call "
+            "does not ignore."
+        )
     capable = [o for o in offerings if needs.modalities <= o.input_modalities]
     if not capable:
         raise unsupported_parameter(
@@ -84,7 +89,8 @@ def _ordered(model: ModelInfo, prefs: ProviderPrefs) -> list[OfferingInfo]:
     last = len(prefs.order)
 
     def lead(o: OfferingInfo) -> int:
-        return min(rank.get(o.place, last), rank.get(o.provider.name, last))
+        # A region named in the order ranks where it is named; else with its root.
+        return rank.get(o.place, rank.get(o.provider.name, last))
 
     return sorted(kept, key=lead)
 
