@@ -34,13 +34,13 @@ class Caller:
 async def authenticate(request: HttpRequest) -> Caller:
     header = request.headers.get("authorization")
     if header:
-        return await _by_key(header)
+        return await authenticate_bearer(header)
     if settings.SESSION_COOKIE_NAME in request.COOKIES:
         return await _by_session(request)
     raise invalid_api_key("No API key: send it as 'Authorization: Bearer <key>'.")
 
 
-async def _by_key(header: str) -> Caller:
+async def authenticate_bearer(header: str) -> Caller:
     scheme, _, token = header.partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token.startswith(API_KEY_PREFIX):

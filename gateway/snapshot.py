@@ -98,6 +98,15 @@ def catalog_fingerprint() -> tuple[object, ...]:
 
 
 def catalog_build() -> Catalog:
+    """A snapshot that no write overlapped: rebuilt while the fingerprint moved during it."""
+    for _ in range(5):
+        catalog = _build()
+        if catalog_fingerprint() == catalog.fingerprint:
+            break
+    return catalog
+
+
+def _build() -> Catalog:
     fingerprint = catalog_fingerprint()
     providers = {p.name: _provider_info(p) for p in Provider.objects.all()}
     regions = {(r.provider_id, r.name): r for r in Region.objects.select_related("provider")}

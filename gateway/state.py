@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 
 from django.conf import settings
 from redis.exceptions import RedisError
@@ -22,7 +23,8 @@ class GatewayState:
         self.catalog: Catalog | None = None
         self.identities = Identities()
         self._tasks: dict[asyncio.AbstractEventLoop, asyncio.Task[None]] = {}
-        self._loading: asyncio.Lock | None = None
+        self._refreshing = threading.Lock()
+        self.paused = False
 
     async def ready(self) -> Catalog:
         """The catalog, loaded on first use; starts the refresher on this event loop."""
@@ -31,8 +33,24 @@ class GatewayState:
             self.catalog = await dbthread.lookup(catalog_build)
         return self.catalog
 
+    def rebuild_catalog(self) -> None:
+        """Build the catalog now, after any refresh under way (used after loading a catalog)."""
+        with self._refreshing:
+            self.catalog = catalog_build()
+
+    def pause(self) -> None:
+        """Stop refreshing, once any refresh under way has ended (tests empty the database)."""
+        self.paused = True
+        with self._refreshing:
+            pass
+
     def refresh_now(self) -> None:
         """One synchronous refresh of everything (the refresher's tick; tests call it too)."""
+        with self._refreshing:
+            if not self.paused:
+                self._refresh()
+
+    def _refresh(self) -> None:
         self.identities.refresh()
         if self.catalog is None or catalog_fingerprint() != self.catalog.fingerprint:
             self.catalog = catalog_build()

@@ -1,5 +1,5 @@
-"""ASGI entry point: Django over HTTP (the completions routes behind the body-size guard),
-Channels consumers over websockets."""
+"""ASGI entry point: over HTTP, the body-size guard, then the lean completions route for
+Bearer-key calls, then Django; Channels consumers over websockets."""
 
 from __future__ import annotations
 
@@ -19,10 +19,13 @@ from django.urls import path  # noqa: E402
 
 from accounts.consumers import GenerationFeed  # noqa: E402
 from gateway.body_limit import BodyLimit  # noqa: E402
+from gateway.lean import LeanCompletions  # noqa: E402
+
+http_app = LeanCompletions(django_asgi_app) if settings.MOMOR_LEAN_COMPLETIONS else django_asgi_app
 
 application = ProtocolTypeRouter(
     {
-        "http": BodyLimit(django_asgi_app, settings.MOMOR_MAX_BODY_BYTES),
+        "http": BodyLimit(http_app, settings.MOMOR_MAX_BODY_BYTES),
         "websocket": AllowedHostsOriginValidator(
             AuthMiddlewareStack(URLRouter([path("ws/generations/", GenerationFeed.as_asgi())]))
         ),

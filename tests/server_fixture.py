@@ -53,6 +53,7 @@ def forget_state() -> None:
 
     from billing.admission import select
 
+    STATE.pause()
     STATE.catalog = None
     STATE.identities = Identities()
     select.store.cache_clear()
@@ -88,6 +89,7 @@ def gateway_server(django_db_setup: None, django_db_blocker: Any) -> Iterator[Ga
 def gateway(gateway_server: GatewayServer, transactional_db: None) -> Iterator[str]:
     """The base URL of a running Momor whose in-memory state starts empty."""
     forget_state()
+    STATE.paused = False
     yield gateway_server.url
     from billing.recording import drain
 

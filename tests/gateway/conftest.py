@@ -12,6 +12,7 @@ import pytest
 
 from accounts.models import Organization
 from gateway.models import Model, Offering, Provider, Region
+from gateway.state import STATE
 from tests.conftest import make_key, make_org
 from tests.fake_upstream_fixture import FakeUpstream
 
@@ -143,6 +144,7 @@ def build_catalog(fake_url: str) -> None:
 @pytest.fixture
 def world(gateway: str, fake: FakeUpstream) -> World:
     build_catalog(fake.url)
+    STATE.rebuild_catalog()
     org = make_org("acme", credits=Decimal(100))
     key, _ = make_key(org, name="test")
     return World(gateway, fake, org, key)

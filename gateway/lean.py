@@ -1,0 +1,138 @@
+"""The completions routes for Bearer-key calls, served as a lean ASGI app beside Django: the
+same `complete` as the Django view, without Django's request cycle (its middleware, signals
+and the thread hops they cost on every call). Session calls, and everything else, go to
+Django."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+
+from gateway.body_limit import GUARDED, ASGIApp, Message, Receive, Scope, Send
+from gateway.caller import authenticate_bearer
+from gateway.completion import complete
+from gateway.errors import GatewayError
+from gateway.relay import Answer
+
+JSON = b"application/json"
+EVENT_STREAM = b"text/event-stream"
+
+
+class LeanCompletions:
+    def __init__(self, django: ASGIApp) -> None:
+        self.django = django
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] in GUARDED:
+            authorization = _header(scope, b"authorization")
+            if authorization:
+                await _serve(scope, receive, send, authorization.decode("latin-1"))
+                return
+        await self.django(scope, receive, send)
+
+
+async def _serve(scope: Scope, receive: Receive, send: Send, authorization: str) -> None:
+    raw = await _body(receive)
+    if raw is None:
+        return
+    handler = asyncio.current_task()
+    state = {"finished": False, "gone": False}
+
+    async def watch() -> None:
+        message = await receive()
+        if message["type"] == "http.disconnect" and not state["finished"] and handler:
+            state["gone"] = True
+            handler.cancel()
+
+    watcher = asyncio.create_task(watch())
+    try:
+        await _answer(scope, raw, send, authorization, state)
+    except asyncio.CancelledError:
+        if not state["gone"]:
+            raise
+    finally:
+        watcher.cancel()
+
+
+async def _answer(
+    scope: Scope, raw: bytes, send: Send, authorization: str, state: dict[str, bool]
+) -> None:
+    request_id = uuid.uuid4().hex
+    content_type = (_header(scope, b"content-type") or b"").split(b";", 1)[0].strip().lower()
+    try:
+        answer = await complete(
+            request_id,
+            scope["method"],
+            content_type.decode("latin-1"),
+            raw,
+            lambda: authenticate_bearer(authorization),
+        )
+    except GatewayError as exc:
+        headers = _headers(request_id, JSON, exc.headers or {})
+        await _send_whole(send, exc.status, headers, exc.json(), state)
+        return
+    await _send_answer(send, request_id, answer, state)
+
+
+async def _send_answer(send: Send, request_id: str, answer: Answer, state: dict[str, bool]) -> None:
+    if isinstance(answer.body, bytes):
+        headers = _headers(request_id, JSON, answer.headers)
+        await _send_whole(send, answer.status, headers, answer.body, state)
+        return
+    headers = _headers(request_id, EVENT_STREAM, answer.headers)
+    headers.append((b"x-accel-buffering", b"no"))
+    await _send_stream(send, answer.status, headers, answer.body, state)
+
+
+async def _send_whole(
+    send: Send, status: int, headers: list[tuple[bytes, bytes]], body: bytes, state: dict[str, bool]
+) -> None:
+    headers.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    state["finished"] = True
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _send_stream(
+    send: Send,
+    status: int,
+    headers: list[tuple[bytes, bytes]],
+    chunks: AsyncIterator[bytes],
+    state: dict[str, bool],
+) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    try:
+        async for chunk in chunks:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        state["finished"] = True
+        await send({"type": "http.response.body", "body": b""})
+    finally:
+        await chunks.aclose()  # type: ignore[attr-defined]
+
+
+def _headers(
+    request_id: str, content_type: bytes, extra: dict[str, str]
+) -> list[tuple[bytes, bytes]]:
+    headers = [(b"content-type", content_type), (b"x-momor-request-id", request_id.encode())]
+    headers.extend((name.lower().encode(), value.encode()) for name, value in extra.items())
+    return headers
+
+
+async def _body(receive: Receive) -> bytes | None:
+    """The whole request body; None if the client went away before sending it."""
+    parts: list[bytes] = []
+    while True:
+        message: Message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        parts.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(parts)
+
+
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return bytes(value)
+    return None
