@@ -91,7 +91,7 @@ class Deployment:
         env.update(
             DATABASE_URL=f"postgres://postgres@127.0.0.1:5432/{s.database}",
             REDIS_URL=f"redis://127.0.0.1:6379/{s.redis_db}",
-            MOMOR_SECRET_KEY="bench-secret-key-not-for-production",
+            MOMOR_SECRET_KEY="bench-secret-key-not-for-production",  # noqa: S106 - throwaway
             MOMOR_ENCRYPTION_KEY="bench-encryption-key",
             MOMOR_RATE_LIMIT_PER_MINUTE=str(s.rate_limit),
             MOMOR_LOG_LEVEL="WARNING",
@@ -193,4 +193,3 @@ def start_fake(procs: Procs, core: int, port: int) -> tuple[Proc, str]:
     script = {"model": UPSTREAM_ID, "text": ANSWER, "chunks": CHUNKS}
     httpx.post(f"{url}/_fake/script", json=script, timeout=5).raise_for_status()
     return proc, url
-

@@ -91,7 +91,8 @@ class Connection:
     async def _call(self, raw: bytes, stream: bool) -> Result:
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
-        assert self.reader is not None and self.writer is not None
+        if self.reader is None or self.writer is None:
+            raise Closed()
         start = time.perf_counter()
         self.writer.write(raw)
         status, length, chunked, keep = await _head(self.reader)

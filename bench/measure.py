@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.loadgen import PhaseRun, Result, Target, run_phase
-from bench.procs import cpu_seconds, rss_mib
+from bench.procs import core_busy_seconds, cpu_seconds, last_pid, rss_mib
 
 Metrics = dict[str, Any]
 
@@ -57,6 +57,7 @@ class Meter:
     target: Target
     plan: Plan
     pid: int | None = None
+    core: int = 0
     metrics: Metrics = field(default_factory=dict)
     samples: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     errors: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -98,14 +99,18 @@ class Meter:
         self.metrics["throughput"] = {
             "rps": top["rps"], "zero_errors": best is not None, "at_concurrency": top["c"],
             "cpu_ms_per_call": top.get("cpu_ms_per_call"),
-            "client_cpu_ms_per_call": top.get("client_cpu_ms_per_call"), "steps": steps,
+            "client_cpu_ms_per_call": top.get("client_cpu_ms_per_call"),
+            "new_threads_per_call": top.get("new_threads_per_call"),
+            "cpu_bound_rps": top.get("cpu_bound_rps"), "core_other_pct": top.get("core_other_pct"),
+            "steps": steps,
         }  # fmt: skip
         if self.pid is not None:
             self.metrics["rss_load_mib"] = max(s["rss_max_mib"] for s in steps)
 
     async def _step(self, c: int, seconds: float, name: str) -> Metrics:
         cpu0 = cpu_seconds(self.pid) if self.pid else 0.0
-        client0 = time.process_time()
+        client0, ids0 = time.process_time(), last_pid()
+        core0, wall0 = core_busy_seconds(self.core), time.perf_counter()
         rss: list[float] = []
         sampler = asyncio.create_task(self._sample_rss(rss))
         run = await self.phase(name, concurrency=c, count=10**9, seconds=seconds)
@@ -115,8 +120,19 @@ class Meter:
         if run.ok:
             client = (time.process_time() - client0) * 1000 / len(run.ok)
             step["client_cpu_ms_per_call"] = round(client, 3)
+            # Threads (and processes) started anywhere on the machine, per call: a gateway
+            # that starts a thread per request shows it here (other activity adds noise).
+            ids = last_pid() - ids0
+            step["new_threads_per_call"] = round(ids / len(run.ok), 2) if ids >= 0 else None
         if self.pid is not None and run.ok:
-            step["cpu_ms_per_call"] = round((cpu_seconds(self.pid) - cpu0) * 1000 / len(run.ok), 3)
+            used = cpu_seconds(self.pid) - cpu0
+            step["cpu_ms_per_call"] = round(used * 1000 / len(run.ok), 3)
+            # 1000 / CPU ms per call: what the gateway would carry with its core to itself.
+            step["cpu_bound_rps"] = round(len(run.ok) / used, 1) if used else None
+            # The gateway's core, busy with anything else (other processes on the machine).
+            wall = time.perf_counter() - wall0
+            other = core_busy_seconds(self.core) - core0 - used
+            step["core_other_pct"] = round(max(other, 0.0) / wall * 100, 1)
             step["rss_max_mib"] = round(max(rss, default=rss_mib(self.pid)), 1)
         return step
 

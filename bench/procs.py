@@ -163,3 +163,18 @@ def cpu_seconds(pid: int) -> float:
             fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
             total += int(fields[11]) + int(fields[12])
     return total / ticks
+
+
+def last_pid() -> int:
+    """The last process or thread id the kernel handed out (ids are handed out in order)."""
+    return int(Path("/proc/sys/kernel/ns_last_pid").read_text())
+
+
+def core_busy_seconds(core: int) -> float:
+    """Non-idle time of one core since boot (user, nice, system, irq, softirq, steal)."""
+    for line in Path("/proc/stat").read_text().splitlines():
+        if line.startswith(f"cpu{core} "):
+            ticks = [int(x) for x in line.split()[1:]]
+            busy = sum(ticks[:3]) + sum(ticks[5:8])
+            return busy / os.sysconf("SC_CLK_TCK")
+    return 0.0

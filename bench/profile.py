@@ -11,13 +11,17 @@ from pathlib import Path
 from typing import Any
 
 BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
 VENV = BENCH / ".venv-tools"
 
 # Inclusive categories: a sample counts in every category one of its frames matches.
 CATEGORIES: dict[str, tuple[str, ...]] = {
     "server (daphne/twisted, uvicorn, granian)": ("daphne/", "twisted/", "uvicorn/", "granian"),
     "django request handling (handlers, middleware, urls)": (
-        "django/core/handlers/", "django/middleware/", "django/contrib/", "django/urls/",
+        "django/core/handlers/",
+        "django/middleware/",
+        "django/contrib/",
+        "django/urls/",
         "django/http/",
     ),
     "asgiref sync_to_async / thread hops": ("asgiref/sync.py", "concurrent/futures/thread.py"),
@@ -42,15 +46,30 @@ def ensure_py_spy() -> Path:
     return binary
 
 
+def outputs(out: Path) -> dict[str, Path]:
+    """cpu: stacks of the thread holding the GIL (where CPU goes); wall: every thread that is
+    not idle, per thread (where calls wait)."""
+    return {
+        "flamegraph": out.with_name(out.name + "-cpu.svg"),
+        "cpu": out.with_name(out.name + "-cpu.txt"),
+        "wall": out.with_name(out.name + "-wall.txt"),
+    }
+
+
 def record(pid: int, seconds: int, out: Path) -> list[subprocess.Popen[bytes]]:
-    """Start py-spy twice in the background: a flamegraph SVG and raw collapsed stacks."""
-    binary = str(ensure_py_spy())
-    common = ["record", "--pid", str(pid), "--duration", str(seconds), "--rate", "200"]
+    """Start py-spy three times in the background, one per output of `outputs`."""
+    binary, files = str(ensure_py_spy()), outputs(out)
+    common = [binary, "record", "--pid", str(pid), "--duration", str(seconds), "--rate", "200"]
     common += ["--subprocesses", "--nonblocking"]
-    svg = [binary, *common, "--format", "flamegraph", "-o", str(out.with_suffix(".svg"))]
-    raw = [binary, *common, "--format", "raw", "-o", str(out.with_suffix(".txt"))]
-    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-    return [subprocess.Popen(argv, **quiet) for argv in (svg, raw)]  # type: ignore[call-overload]  # noqa: S603
+    argvs = [
+        [*common, "--gil", "--format", "flamegraph", "-o", str(files["flamegraph"])],
+        [*common, "--gil", "--format", "raw", "-o", str(files["cpu"])],
+        [*common, "--threads", "--format", "raw", "-o", str(files["wall"])],
+    ]
+    return [
+        subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # noqa: S603
+        for argv in argvs
+    ]
 
 
 def summarize(collapsed: Path, top: int = 25) -> dict[str, Any]:
@@ -83,7 +102,7 @@ def _short(frame: str) -> str:
     """`func (path/to/site-packages/pkg/mod.py:12)` → `func (pkg/mod.py:12)`."""
     name, _, where = frame.partition(" (")
     where = where.rstrip(")")
-    for marker in ("site-packages/", "/work/main/", "lib/python3.11/"):
+    for marker in ("site-packages/", f"{ROOT}/", "lib/python3.11/"):
         if marker in where:
             where = where.split(marker, 1)[1]
             break

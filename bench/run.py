@@ -23,7 +23,16 @@ from bench import deploy, litellm, profile
 from bench.loadgen import Target, run_phase
 from bench.measure import Plan, measure
 from bench.procs import Proc, Procs
-from bench.report import added, goals_text, machine, median_tree, save, table, targets
+from bench.report import (
+    added,
+    goals_text,
+    loadavg,
+    machine,
+    median_tree,
+    save,
+    table,
+    targets,
+)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 GATEWAY_CORE, LOAD_CORE = 0, 1
@@ -49,7 +58,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--no-momor", action="store_true", help="skip Momor (peers only)")
     p.add_argument("--litellm", action="store_true", help="also measure LiteLLM proxy")
     p.add_argument("--gateway", action="append", default=[], metavar="NAME=BASE_URL,KEY[,MODEL]",
-                   help="another OpenAI-compatible gateway, already running on loopback")  # fmt: skip
+                   help="another OpenAI-compatible gateway running on loopback")  # fmt: skip
     p.add_argument("--soak", type=float, default=60.0, metavar="SECONDS")
     p.add_argument("--repeat", type=int, default=1, metavar="N")
     p.add_argument("--profile", action="store_true", help="py-spy Momor during saturation")
@@ -108,6 +117,7 @@ class Bench:
         self.plan = plan_of(args)
         self.deployment: deploy.Deployment | None = None
         self.fake_url = ""
+        self.loadavg_at_start = loadavg()
 
     def start(self, wanted: list[Gateway]) -> None:
         _, self.fake_url = deploy.start_fake(self.procs, LOAD_CORE, self.args.fake_port)
@@ -128,7 +138,8 @@ class Bench:
 
     def launch(self, gateway: Gateway) -> tuple[Proc | None, Target]:
         if gateway.kind == "momor":
-            assert self.deployment is not None
+            if self.deployment is None:
+                raise RuntimeError("Momor's deployment is not set up")
             proc, base = deploy.start_momor(
                 self.procs, self.deployment, gateway.server, GATEWAY_CORE, self.args.access_log
             )
@@ -163,22 +174,25 @@ class Bench:
         run = await run_phase(target, concurrency=64, count=10**9, seconds=seconds + 1)
         for spy in spies:
             spy.wait(60)
-        summary = profile.summarize(out.with_suffix(".txt"))
-        summary["flamegraph"] = str(out.with_suffix(".svg"))
-        summary["rps_while_profiled"] = round(len(run.ok) / run.elapsed, 1)
-        return summary
+        files = profile.outputs(out)
+        return {
+            "cpu": profile.summarize(files["cpu"]), "wall": profile.summarize(files["wall"]),
+            "files": {k: str(v) for k, v in files.items()},
+            "rps_while_profiled": round(len(run.ok) / run.elapsed, 1),
+        }  # fmt: skip
 
     def recording(self) -> Metrics:
         """Momor's records after the run: the Celery backlog drained (bounded), rows stored."""
-        assert self.deployment is not None
+        if self.deployment is None:
+            return {}
         db = self.deployment.settings.redis_db
         deadline = time.monotonic() + 180
         backlog = deploy.redis_len(db, "celery")
         while backlog and time.monotonic() < deadline:
             time.sleep(1.0)
             backlog = deploy.redis_len(db, "celery")
-        rows = _psql_value(self.deployment.settings.database,
-                           "SELECT status || '=' || count(*) FROM billing_generation GROUP BY status")  # fmt: skip
+        sql = "SELECT status || '=' || count(*) FROM billing_generation GROUP BY status"
+        rows = _psql_value(self.deployment.settings.database, sql)
         return {"celery_backlog_left": backlog, "generations_by_status": rows}
 
 
@@ -214,7 +228,8 @@ def build_report(bench: Bench, wanted: list[Gateway], runs: list[list[Metrics]])
         if "profile" in runs[0][i]:
             section["profile"] = runs[0][i]["profile"]
     report: Metrics = {
-        "machine": machine([g.server for g in wanted if g.server]),
+        "machine": machine([g.server for g in wanted if g.server])
+        | {"loadavg_at_start": bench.loadavg_at_start},
         "plan": vars(bench.plan), "repeat": bench.args.repeat,
         "pinning": {"gateway": GATEWAY_CORE, "fake_upstream_and_loadgen": LOAD_CORE,
                     "celery_worker": LOAD_CORE},
@@ -254,10 +269,19 @@ def print_report(report: Metrics, path: Path) -> None:
           f"gateway on core {GATEWAY_CORE}, fake upstream + load generator on core {LOAD_CORE}; "
           f"medians of {report['repeat']} run(s)\n")  # fmt: skip
     print(table(report))
+    busy = [s["target"]["throughput"].get("core_other_pct") or 0 for s in report["sections"]]
+    if max(busy, default=0) > 10 or float(m["loadavg_at_start"][0]) > 2.5:
+        print(
+            f"\nWARNING: the machine was busy (load average {' '.join(m['loadavg_at_start'])} "
+            f"at start; core {GATEWAY_CORE} busy with other processes up to {max(busy)}% "
+            "during saturation): throughput and latency are understated; CPU ms/call holds."
+        )
     for section in report["sections"]:
         direct = section["direct"]["throughput"]
-        print(f"\nload generator ceiling (direct, {section['gateway']} section): "
-              f"{direct['rps']:,.0f} req/s, client CPU {direct['client_cpu_ms_per_call']} ms/call")  # fmt: skip
+        print(
+            f"\nload generator ceiling (direct, {section['gateway']} section): "
+            f"{direct['rps']:,.0f} req/s, client CPU {direct['client_cpu_ms_per_call']} ms/call"
+        )
         _print_errors(section)
         if "profile" in section:
             _print_profile(section["profile"])
@@ -278,14 +302,17 @@ def _print_errors(section: Metrics) -> None:
                 print(f"  {section['gateway']} {side} {phase} status {status}: {bodies[0][:300]}")
 
 
-def _print_profile(summary: Metrics) -> None:
-    print(f"\nprofile ({summary['samples']} samples, flamegraph {summary['flamegraph']}):")
-    print("  inclusive share of samples by category:")
-    for name, share in summary["categories_pct"].items():
-        print(f"    {share:5.1f}%  {name}")
-    print("  top self time:")
-    for name, share in list(summary["top_self_pct"].items())[:15]:
-        print(f"    {share:5.1f}%  {name}")
+def _print_profile(profiled: Metrics) -> None:
+    print(f"\nprofile under c64 load ({profiled['rps_while_profiled']} req/s while sampled); "
+          f"flamegraph {profiled['files']['flamegraph']}")  # fmt: skip
+    for kind, title in (("cpu", "CPU (thread holding the GIL)"), ("wall", "busy threads")):
+        summary = profiled[kind]
+        print(f"  {title}, {summary['samples']} samples, inclusive share by category:")
+        for name, share in summary["categories_pct"].items():
+            print(f"    {share:5.1f}%  {name}")
+        print("  top self time:")
+        for name, share in list(summary["top_self_pct"].items())[:12]:
+            print(f"    {share:5.1f}%  {name}")
 
 
 if __name__ == "__main__":
