@@ -1,0 +1,68 @@
+"""Settings come from the environment only, with safe production defaults."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PROBE = (
+    "import django, json; from django.conf import settings; django.setup(); "
+    "db = settings.DATABASES['default']; "
+    "print(json.dumps([settings.DEBUG, db['ENGINE'], db['NAME'], settings.CELERY_BROKER_URL, "
+    "settings.CACHES['default']['BACKEND'], settings.CHANNEL_LAYERS['default']['BACKEND']]))"
+)
+
+
+def _settings(**env: str) -> subprocess.CompletedProcess[str]:
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MOMOR_", "DATABASE_URL", "REDIS_URL"))
+    }
+    clean["DJANGO_SETTINGS_MODULE"] = "momor.settings"
+    return subprocess.run(  # noqa: S603
+        [sys.executable, "-c", PROBE], cwd=ROOT, env=clean | env, capture_output=True, text=True
+    )
+
+
+def test_it_refuses_to_start_without_a_secret_key_when_not_debugging() -> None:
+    result = _settings()
+    assert result.returncode != 0
+    assert "MOMOR_SECRET_KEY is required when MOMOR_DEBUG is off" in result.stderr
+
+
+def test_debug_is_off_unless_asked() -> None:
+    result = _settings(MOMOR_SECRET_KEY="s")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("[false,")
+
+
+def test_it_runs_embedded_without_database_url_or_redis() -> None:
+    result = _settings(MOMOR_DEBUG="1")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == (
+        f'[true, "django.db.backends.sqlite3", "{ROOT / "var" / "momor.sqlite3"}", null, '
+        '"django.core.cache.backends.locmem.LocMemCache", "channels.layers.InMemoryChannelLayer"]'
+    )
+
+
+def test_database_url_and_redis_url_switch_on_postgres_and_the_shared_pieces() -> None:
+    result = _settings(
+        MOMOR_SECRET_KEY="s",
+        DATABASE_URL="postgres://momor:pw@db.example:5432/momor",
+        REDIS_URL="redis://cache.example:6379/2",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == (
+        '[false, "django.db.backends.postgresql", "momor", "redis://cache.example:6379/2", '
+        '"django.core.cache.backends.redis.RedisCache", "channels_redis.core.RedisChannelLayer"]'
+    )
+
+
+def test_a_malformed_boolean_fails_loudly() -> None:
+    result = _settings(MOMOR_SECRET_KEY="s", MOMOR_DEBUG="maybe")
+    assert result.returncode != 0
+    assert "MOMOR_DEBUG must be a boolean" in result.stderr
