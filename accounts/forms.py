@@ -13,12 +13,15 @@ from accounts.durations import format_duration, parse_duration
 from accounts.models import Organization, Role
 from billing.models import GenerationStatus
 
-MONEY = {"max_digits": 18, "decimal_places": 9, "min_value": Decimal(0), "required": False}
-
 
 class ApiKeyLimitsForm(forms.Form):
     credit_limit = forms.DecimalField(
-        **MONEY, label="Credit limit (USD)", help_text="Empty: no limit of its own."
+        max_digits=18,
+        decimal_places=9,
+        min_value=Decimal(0),
+        required=False,
+        label="Credit limit (USD)",
+        help_text="Empty: no limit of its own.",
     )
     rate_limit = forms.IntegerField(
         min_value=1, required=False, label="Rate limit (per minute)", help_text="Empty: default."

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Concatenate, ParamSpec
+from typing import Concatenate, ParamSpec, cast
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -31,7 +31,9 @@ def at_least(membership: Membership, role: Role) -> bool:
 
 def current_membership(request: HttpRequest) -> Membership | None:
     """The membership of the organization chosen in the session, else the oldest one."""
-    memberships = Membership.objects.filter(user_id=request.user.pk).select_related("organization")
+    memberships = Membership.objects.filter(user_id=cast(int, request.user.pk)).select_related(
+        "organization"
+    )
     wanted = request.session.get(SESSION_ORG)
     chosen = memberships.filter(organization_id=wanted).first() if isinstance(wanted, int) else None
     return chosen or memberships.order_by("created_at", "pk").first()

@@ -54,7 +54,8 @@ def seen_values(organization_id: int, field_name: str) -> list[str]:
 def with_spend(keys: QuerySet[Any]) -> QuerySet[Any]:
     """API keys annotated with `spend`: the sum of their generations' cost."""
     zero = Value(Decimal(0), output_field=DecimalField(max_digits=18, decimal_places=9))
-    return keys.annotate(spend=Coalesce(Sum("generations__cost"), zero))
+    annotated: QuerySet[Any] = keys.annotate(spend=Coalesce(Sum("generations__cost"), zero))
+    return annotated
 
 
 @dataclass
@@ -102,7 +103,7 @@ def daily_usage(organization_id: int, since: date, until: date, split: Split) ->
     return _tabulate(rows, since, until)
 
 
-def _tabulate(rows: Iterable[dict[str, Any]], since: date, until: date) -> DailyUsage:
+def _tabulate(rows: Iterable[Any], since: date, until: date) -> DailyUsage:
     days = [since + timedelta(days=n) for n in range((until - since).days + 1)]
     index = {day: n for n, day in enumerate(days)}
     table: dict[str, dict[str, list[float]]] = {
@@ -146,4 +147,11 @@ def _csv_values(row: Generation) -> list[object]:
     key = row.api_key.prefix if row.api_key else ""
     values: list[object] = [getattr(row, name) for name in CSV_FIELDS[:-2]]
     values[1] = row.created_at.isoformat()
-    return [*values, key, row.error]
+    return [_inert(value) for value in [*values, key, row.error]]
+
+
+def _inert(value: object) -> object:
+    """Text a spreadsheet would run as a formula (a provider's error, say) is quoted."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
+        return "'" + value
+    return value

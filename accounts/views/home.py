@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import cast
 
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Sum
@@ -47,6 +48,7 @@ def switch_organization(request: HttpRequest) -> HttpResponse:
     form = SwitchForm(request.POST)
     if form.is_valid():
         wanted = form.cleaned_data["organization"]
-        if Membership.objects.filter(user_id=request.user.pk, organization_id=wanted).exists():
+        mine = Membership.objects.filter(user_id=cast(int, request.user.pk))
+        if mine.filter(organization_id=wanted).exists():
             request.session[SESSION_ORG] = wanted
     return redirect("overview")

@@ -4,7 +4,10 @@ organization."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from django.contrib import messages
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -32,7 +35,9 @@ def key_list(request: HttpRequest, membership: Membership) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             new_secret, _ = api_key_create(
-                organization=membership.organization, created_by=request.user, **form.cleaned_data
+                organization=membership.organization,
+                created_by=cast(User, request.user),
+                **form.cleaned_data,
             )
         except AccountError as exc:
             form.add_error(None, str(exc))

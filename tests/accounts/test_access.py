@@ -4,6 +4,7 @@ form refuses a post without its CSRF token."""
 
 from __future__ import annotations
 
+import asyncio
 from decimal import Decimal
 from typing import Any
 
@@ -18,7 +19,7 @@ from django.test import Client
 from accounts.models import ApiKey, Membership, Organization, Role, SavedKey
 from accounts.permissions import SESSION_ORG
 from billing.ledger import ledger_post
-from billing.live import group_name
+from billing.live import group_name, publish_generation
 from billing.models import EntryKind
 from tests.accounts.ui_helpers import make_generation
 from tests.conftest import make_key, make_user
@@ -307,3 +308,18 @@ async def test_the_feed_refuses_visitors_and_foreign_pages(
     assert (await anonymous.connect())[0] is False
     foreign = await feed(await sync_to_async(session_cookie)(alice), origin=b"http://evil.example")
     assert (await foreign.connect())[0] is False
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_in_memory_feed_carries_records_written_in_another_thread(
+    alice: Any, acme: Organization, settings: Any, own_connections: None
+) -> None:
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    listener = await feed(await sync_to_async(session_cookie)(alice))
+    assert (await listener.connect())[0]
+    generation = await sync_to_async(make_generation)(acme, model="openai/gpt-5")
+    # The recorder is a plain thread, as in billing.recording.
+    await asyncio.to_thread(publish_generation, generation)
+    received = await listener.receive_json_from(timeout=2)
+    assert received["generation"]["request_id"] == generation.request_id
+    await listener.disconnect()
