@@ -69,11 +69,15 @@ def _disconnect_server_threads(django_db_blocker: pytest.FixtureRequest) -> None
 
     if connection.vendor != "postgresql":
         return
+    others = "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
     with django_db_blocker.unblock(), connection.cursor() as cursor:  # type: ignore[attr-defined]
-        cursor.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        )
+        cursor.execute(f"SELECT pg_terminate_backend(pid) {others}")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            cursor.execute(f"SELECT count(*) {others}")
+            if cursor.fetchone()[0] == 0:
+                break
+            time.sleep(0.05)
 
 
 @pytest.fixture(scope="session")
