@@ -67,6 +67,8 @@ class HasOrganization(BasePermission):
     """Every route works on one organization; `least_role` on the view raises the bar."""
 
     def has_permission(self, request: Request, view: APIView) -> bool:
+        if not (request.user and request.user.is_authenticated):
+            return False  # DRF answers 401 (no credentials), not "not a member" 403
         access = access_of(request)
         request.access = access  # type: ignore[attr-defined]
         return access.at_least(getattr(view, "least_role", Role.MEMBER))
