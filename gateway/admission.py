@@ -10,6 +10,7 @@ from functools import partial
 from typing import Any
 
 from django.conf import settings
+from django.db import DatabaseError
 from redis.exceptions import RedisError
 
 from billing.admission import NeedBalance, NeedKeySpend, RateState, Refused, Ticket, store
@@ -80,6 +81,8 @@ async def admit(caller: Caller, request_id: str, amount: Decimal) -> Ticket:
         except RedisError:
             log.warning("Redis unreachable: admitting on this process's own counters")
             chosen = local_store()
+        except DatabaseError:
+            break
     raise GatewayError(503, "Momor cannot check credits right now.", type="server_error")
 
 

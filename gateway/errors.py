@@ -69,3 +69,9 @@ def providers_unavailable(
     message: str = "Every candidate failed or was unavailable.",
 ) -> GatewayError:
     return GatewayError(503, message, type="server_error", code="providers_unavailable")
+
+
+def internal_error() -> GatewayError:
+    return GatewayError(
+        500, "Momor failed to handle this call; it has been logged.", type="server_error"
+    )

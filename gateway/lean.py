@@ -6,14 +6,17 @@ Django."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from collections.abc import AsyncIterator
 
 from gateway.body_limit import GUARDED, ASGIApp, Message, Receive, Scope, Send
 from gateway.caller import authenticate_bearer
 from gateway.completion import complete
-from gateway.errors import GatewayError
+from gateway.errors import GatewayError, internal_error
 from gateway.relay import Answer
+
+log = logging.getLogger(__name__)
 
 JSON = b"application/json"
 EVENT_STREAM = b"text/event-stream"
@@ -71,6 +74,11 @@ async def _answer(
     except GatewayError as exc:
         headers = _headers(request_id, JSON, exc.headers or {})
         await _send_whole(send, exc.status, headers, exc.json(), state)
+        return
+    except Exception:
+        log.exception("completions call %s failed inside Momor", request_id)
+        failure = internal_error()
+        await _send_whole(send, 500, _headers(request_id, JSON, {}), failure.json(), state)
         return
     await _send_answer(send, request_id, answer, state)
 

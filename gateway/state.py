@@ -8,10 +8,12 @@ import logging
 import threading
 
 from django.conf import settings
+from django.db import DatabaseError
 from redis.exceptions import RedisError
 
 from billing.admission.sync import admission_sync
 from gateway import dbthread
+from gateway.errors import service_unavailable
 from gateway.identity import Identities
 from gateway.snapshot import Catalog, catalog_build, catalog_fingerprint
 
@@ -30,7 +32,10 @@ class GatewayState:
         """The catalog, loaded on first use; starts the refresher on this event loop."""
         self._ensure_refresher()
         if self.catalog is None:
-            self.catalog = await dbthread.lookup(catalog_build)
+            try:
+                self.catalog = await dbthread.lookup(catalog_build)
+            except DatabaseError:
+                raise service_unavailable("Momor cannot read its catalog right now.") from None
         return self.catalog
 
     def rebuild_catalog(self) -> None:

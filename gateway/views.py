@@ -3,6 +3,7 @@ route takes the Bearer-key calls first when it is on) and the models list."""
 
 from __future__ import annotations
 
+import logging
 import uuid
 
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
@@ -10,10 +11,12 @@ from django.views.decorators.csrf import csrf_exempt
 
 from gateway.caller import authenticate
 from gateway.completion import REQUEST_ID, complete
-from gateway.errors import GatewayError
+from gateway.errors import GatewayError, internal_error
 from gateway.models_list import models_payload
 from gateway.relay import Answer
 from gateway.state import STATE
+
+log = logging.getLogger(__name__)
 
 
 @csrf_exempt
@@ -30,6 +33,9 @@ async def chat_completions(request: HttpRequest) -> HttpResponse:
         response = _http(answer)
     except GatewayError as exc:
         response = error_response(exc)
+    except Exception:
+        log.exception("completions call %s failed inside Momor", request_id)
+        response = error_response(internal_error())
     response[REQUEST_ID] = request_id
     return response
 
