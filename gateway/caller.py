@@ -31,22 +31,24 @@ class Caller:
     user_id: int | None
 
 
-async def authenticate(request: HttpRequest) -> Caller:
+async def authenticate(request: HttpRequest, *, records_only: bool = False) -> Caller:
+    """The caller of a completions call, or (records_only) of a read of the records, which
+    management keys may make too."""
     header = request.headers.get("authorization")
     if header:
-        return await authenticate_bearer(header)
+        return await authenticate_bearer(header, records_only=records_only)
     if settings.SESSION_COOKIE_NAME in request.COOKIES:
         return await _by_session(request)
     raise invalid_api_key("No API key: send it as 'Authorization: Bearer <key>'.")
 
 
-async def authenticate_bearer(header: str) -> Caller:
+async def authenticate_bearer(header: str, *, records_only: bool = False) -> Caller:
     scheme, _, token = header.partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token.startswith(API_KEY_PREFIX):
         raise invalid_api_key()
     key = await _key(hash_api_key(token))
-    if key is None or not key.usable(now()):
+    if key is None or not key.usable(now()) or not (key.calls_gateway or records_only):
         raise invalid_api_key()
     org = STATE.identities.org_for(key.organization_id)
     if org is None:

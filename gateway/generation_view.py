@@ -25,7 +25,7 @@ async def _generation(request: HttpRequest) -> HttpResponse:
     request_id = request.GET.get("id", "").strip()
     if not request_id:
         raise invalid_value("Name the generation: ?id=<the call's id>.")
-    caller = await authenticate(request)
+    caller = await authenticate(request, records_only=True)
     found = await dbthread.lookup(lambda: generation_detail(request_id, caller.org.id))
     if found is None:
         raise GatewayError(

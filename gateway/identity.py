@@ -30,9 +30,7 @@ class KeyInfo:
     calls_gateway: bool = True
 
     def usable(self, now: datetime) -> bool:
-        if self.revoked or not self.calls_gateway:
-            return False
-        return self.expires_at is None or self.expires_at > now
+        return not self.revoked and (self.expires_at is None or self.expires_at > now)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,20 +4,25 @@ and capabilities."""
 from __future__ import annotations
 
 import calendar
-from functools import lru_cache
 from typing import Any
 
 import orjson
 
 from gateway.snapshot import Catalog, ModelInfo, OfferingInfo
 
+_last: list[tuple[Catalog, bytes]] = []
+
 
 def models_payload(catalog: Catalog) -> bytes:
-    return _payload(catalog.fingerprint, catalog)
+    """The list for this snapshot, built once per snapshot."""
+    if _last and _last[0][0] is catalog:
+        return _last[0][1]
+    payload = _payload(catalog)
+    _last[:] = [(catalog, payload)]
+    return payload
 
 
-@lru_cache(maxsize=4)
-def _payload(fingerprint: tuple[object, ...], catalog: Catalog) -> bytes:
+def _payload(catalog: Catalog) -> bytes:
     data = [_model(m) for m in sorted(catalog.models.values(), key=lambda m: m.id) if m.offerings]
     return orjson.dumps({"object": "list", "data": data})
 

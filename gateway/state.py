@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 
 from django.conf import settings
 from django.db import DatabaseError
@@ -19,6 +20,10 @@ from gateway.snapshot import Catalog, catalog_build, catalog_fingerprint
 
 log = logging.getLogger(__name__)
 
+# The fingerprint sees every change made through Django; a change made behind its back (raw
+# SQL, a queryset update) is picked up by a full reload this often.
+FULL_RELOAD_SECONDS = 60
+
 
 class GatewayState:
     def __init__(self) -> None:
@@ -27,6 +32,7 @@ class GatewayState:
         self._tasks: dict[asyncio.AbstractEventLoop, asyncio.Task[None]] = {}
         self._refreshing = threading.Lock()
         self.paused = False
+        self._built_at = time.monotonic()
 
     async def ready(self) -> Catalog:
         """The catalog, loaded on first use; starts the refresher on this event loop."""
@@ -57,8 +63,10 @@ class GatewayState:
 
     def _refresh(self) -> None:
         self.identities.refresh()
-        if self.catalog is None or catalog_fingerprint() != self.catalog.fingerprint:
+        stale = time.monotonic() - self._built_at > FULL_RELOAD_SECONDS
+        if self.catalog is None or stale or catalog_fingerprint() != self.catalog.fingerprint:
             self.catalog = catalog_build()
+            self._built_at = time.monotonic()
         if self.identities.orgs:
             try:
                 admission_sync(list(self.identities.orgs))
