@@ -1,0 +1,160 @@
+"""Every call past the key check leaves exactly one Generation with its Attempts: served,
+failed after routing, refused, streamed and broken, cancelled."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+
+from billing.models import Attempt, Generation
+from billing.recording import drain
+from tests.gateway.calls import (
+    ask,
+    save_key,
+    settle,
+    settled_world,  # noqa: F401 - autouse
+)
+from tests.gateway.conftest import World
+
+
+def generation(response: httpx.Response) -> Generation:
+    assert drain()
+    request_id = response.headers["x-momor-request-id"]
+    assert Generation.objects.filter(request_id=request_id).count() == 1
+    return Generation.objects.get(request_id=request_id)
+
+
+def attempts(row: Generation) -> list[tuple[str, str, str, int | None]]:
+    return [
+        (a.provider, a.region, a.key_source, a.http_status)
+        for a in Attempt.objects.filter(generation=row).order_by("position")
+    ]
+
+
+def test_a_served_call_is_recorded_with_its_attempt(world: World) -> None:
+    response = world.post(ask(["openai/gpt-5"], models=["auto"]))
+    row = generation(response)
+    assert row.status == "success"
+    assert row.http_status == 200
+    assert row.model == "openai/gpt-5"
+    assert row.provider == "openai"
+    assert row.selectors == ["openai/gpt-5", "auto"]
+    assert row.streamed is False
+    assert row.organization_id == world.org.pk
+    assert row.api_key is not None
+    assert row.finish_reason == "stop"
+    assert row.prompt_tokens == response.json()["usage"]["prompt_tokens"]
+    assert row.completion_tokens == response.json()["usage"]["completion_tokens"]
+    assert attempts(row) == [("openai", "", "momor", 200)]
+
+
+def test_a_failover_records_every_attempt(world: World) -> None:
+    save_key(world.org, "azure@eu", "acme-eu-key")
+    settle()
+    world.fake.script("gpt-5", fail={"status": 503})
+    world.fake.script("gpt-5-azure-eu", fail={"status": 401}, fail_times=1)
+    row = generation(world.post(ask()))
+    assert row.status == "success"
+    assert row.provider == "azure@eu"
+    assert attempts(row) == [
+        ("openai", "", "momor", 503),
+        ("azure", "eu", "own", 401),
+        ("azure", "eu", "momor", 200),
+    ]
+
+
+def test_a_call_that_failed_after_routing_is_recorded(world: World) -> None:
+    world.fake.script("gpt-5-mini", fail={"status": 500, "body": "boom"})
+    response = world.post(ask("openai/gpt-5-mini"))
+    assert response.status_code == 500
+    row = generation(response)
+    assert row.status == "failed"
+    assert row.http_status == 500
+    assert row.error
+    assert attempts(row) == [("openai", "", "momor", 500)]
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        (ask("nobody/here"), 404),
+        (ask(provider={"zdr": "yes"}), 400),
+        (ask(stream="yes"), 400),
+        ({"messages": []}, 400),
+    ],
+)
+def test_a_call_refused_after_the_key_is_recorded(
+    world: World, body: dict[str, object], status: int
+) -> None:
+    response = world.post(body)
+    assert response.status_code == status
+    row = generation(response)
+    assert row.status == "refused"
+    assert row.http_status == status
+    assert row.error == response.json()["error"]["message"]
+    assert attempts(row) == []
+
+
+def test_a_call_refused_before_the_key_is_not_recorded(world: World) -> None:
+    response = world.post(ask(), key="sk-momor-nobody")
+    assert response.status_code == 401
+    assert drain()
+    assert not Generation.objects.filter(request_id=response.headers["x-momor-request-id"]).exists()
+
+
+def test_a_stream_is_recorded_once_with_its_usage(world: World) -> None:
+    world.fake.script("gpt-5", text="a b c")
+    response = world.stream(ask())
+    row = generation(response)
+    assert row.status == "success"
+    assert row.streamed is True
+    assert row.completion_tokens == 3
+    assert row.usage_estimated is False
+    assert row.first_token_ms is not None
+    assert attempts(row) == [("openai", "", "momor", 200)]
+
+
+def test_a_stream_broken_after_output_is_recorded_failed(world: World) -> None:
+    world.fake.script("gpt-5", text="a b c d", drop_after=2)
+    row = generation(world.stream(ask()))
+    assert row.status == "failed"
+    assert row.finish_reason == "error"
+    assert row.usage_estimated is True
+    assert [a[0] for a in attempts(row)] == ["openai"]
+
+
+def test_a_stream_that_failed_over_before_output_records_both(world: World) -> None:
+    world.fake.script("gpt-5", stream_error_after=0)
+    row = generation(world.stream(ask()))
+    assert row.status == "success"
+    assert [(a[0], a[1]) for a in attempts(row)] == [("openai", ""), ("azure", "eu")]
+
+
+def test_a_client_that_leaves_mid_stream_is_recorded_cancelled(world: World) -> None:
+    world.fake.script("gpt-5", text=" ".join(["w"] * 40), chunk_delay=0.1)
+    with httpx.stream(
+        "POST",
+        world.url + "/v1/chat/completions",
+        json=ask(stream=True),
+        headers={"authorization": f"Bearer {world.key}"},
+        timeout=10,
+    ) as response:
+        request_id = response.headers["x-momor-request-id"]
+        next(response.iter_lines())
+    deadline = time.monotonic() + 5
+    while not Generation.objects.filter(request_id=request_id).exists():
+        assert time.monotonic() < deadline, "the cancelled call was never recorded"
+        drain()
+        time.sleep(0.05)
+    row = Generation.objects.get(request_id=request_id)
+    assert row.status == "cancelled"
+    assert Generation.objects.filter(request_id=request_id).count() == 1
+
+
+def test_each_call_is_one_generation(world: World) -> None:
+    responses = [world.post(ask()) for _ in range(3)] + [world.stream(ask())]
+    assert drain()
+    ids = {r.headers["x-momor-request-id"] for r in responses}
+    assert Generation.objects.filter(request_id__in=ids).count() == 4
