@@ -23,7 +23,7 @@ from gateway.errors import (
     unsupported_media_type,
 )
 from gateway.options import CallOptions, read_options, strip_routing
-from gateway.relay import Answer, Call, answer_plain, answer_stream
+from gateway.relay import Answer, Call, answer
 from gateway.routing import Candidate, candidates, needs_of, nothing_answers
 from gateway.selectors import AgeRules, resolve
 from gateway.snapshot import Catalog
@@ -71,11 +71,11 @@ async def _route(body: dict[str, Any], size: int, caller: Caller, record: CallRe
     record.ticket = ticket
     call = Call(record.request_id, strip_routing(body), size, options, found, record)
     try:
-        answer = await (answer_stream(call) if options.stream else answer_plain(call))
+        answered = await answer(call)
     except GatewayError as exc:
         raise _with_headers(exc, ticket.rate.headers()) from None
-    answer.headers.update(ticket.rate.headers())
-    return answer
+    answered.headers.update(ticket.rate.headers())
+    return answered
 
 
 def _plan(

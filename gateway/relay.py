@@ -91,11 +91,13 @@ class Attempt:
         self.row.tokens = _tokens(usage)
 
 
-async def answer_plain(call: Call) -> Answer:
+async def answer(call: Call) -> Answer:
+    """Try the candidates in order; the first that answers serves the call."""
+    try_one = _try_stream if call.options.stream else _try_plain
     for candidate in call.candidates:
-        answer = await _try_plain(call, candidate)
-        if answer is not None:
-            return answer
+        answered = await try_one(call, candidate)
+        if answered is not None:
+            return answered
     raise final_error(call)
 
 
@@ -125,14 +127,6 @@ async def _try_plain(call: Call, candidate: Candidate) -> Answer | None:
     _served(call, candidate, reply.usage, reply.finish_reason, reply.native_finish_reason)
     record_call(call.record)
     return Answer(200, _served_headers(candidate), orjson.dumps(reply.body))
-
-
-async def answer_stream(call: Call) -> Answer:
-    for candidate in call.candidates:
-        answer = await _try_stream(call, candidate)
-        if answer is not None:
-            return answer
-    raise final_error(call)
 
 
 async def _try_stream(call: Call, candidate: Candidate) -> Answer | None:
