@@ -1,0 +1,42 @@
+"""Server-sent events, pure: the incremental decoder for upstream streams and our encoder."""
+
+from __future__ import annotations
+
+import orjson
+
+from gateway.sse import DONE, Decoder, Event, encode
+
+
+def test_it_decodes_events_split_anywhere() -> None:
+    raw = b'data: {"a":1}\n\ndata: [DONE]\n\n'
+    for cut in range(len(raw) + 1):
+        decoder = Decoder()
+        events = decoder.feed(raw[:cut]) + decoder.feed(raw[cut:])
+        assert events == [Event('{"a":1}'), Event("[DONE]")]
+
+
+def test_it_reads_crlf_names_comments_and_multiline_data() -> None:
+    raw = b": keep-alive\r\n\r\nevent: message_start\r\ndata: one\r\ndata: two\r\n\r\n"
+    assert Decoder().feed(raw) == [Event("one\ntwo", "message_start")]
+
+
+def test_it_holds_an_unfinished_event() -> None:
+    decoder = Decoder()
+    assert decoder.feed(b"data: x\n") == []
+    assert decoder.feed(b"\n") == [Event("x")]
+
+
+def test_it_keeps_multibyte_characters_split_across_reads() -> None:
+    raw = 'data: "café"\n\n'.encode()
+    split = raw.index("é".encode()) + 1
+    decoder = Decoder()
+    assert decoder.feed(raw[:split]) + decoder.feed(raw[split:]) == [Event('"café"')]
+
+
+def test_it_encodes_a_chunk_as_one_data_line() -> None:
+    chunk = {"id": "x", "choices": [{"delta": {"content": "a\nb"}}]}
+    encoded = encode(chunk)
+    assert encoded.startswith(b"data: ") and encoded.endswith(b"\n\n")
+    assert encoded.count(b"\n") == 2
+    assert orjson.loads(encoded[6:-2]) == chunk
+    assert DONE == b"data: [DONE]\n\n"
