@@ -1,12 +1,14 @@
 """The one hand-off from the gateway: `record_call` queues a finished call's record and returns
-at once. A background thread of the gateway process settles the call's reservation, then hands
-the record to Celery when a broker is configured, or stores it itself otherwise. If the broker
+at once. A background thread of the gateway process takes the records waiting, settles their
+reservations in one round trip, then hands them to Celery in one message when a broker is
+configured, or stores them itself otherwise. If the broker
 cannot be reached, the thread stores the record directly: a call's record is never lost to a
 broker outage, and storing is idempotent on the request id, so a record that reaches both
 paths is stored once."""
 
 from __future__ import annotations
 
+import itertools
 import logging
 import queue
 import threading
@@ -25,26 +27,29 @@ from billing.records import CallRecord, record_payload
 
 log = logging.getLogger(__name__)
 
+BATCH = 200
+
 _queue: queue.SimpleQueue[CallRecord] = queue.SimpleQueue()
 _writer: threading.Thread | None = None
 _writer_lock = threading.Lock()
+_handed = itertools.count(1)
+_last_handed = 0
+_done = 0
 _idle = threading.Condition()
-_pending = 0
 
 
 def record_call(record: CallRecord) -> None:
     """Hand a finished call to billing; never blocks on the database or the broker."""
-    global _pending
+    global _last_handed
     _ensure_writer()
-    with _idle:
-        _pending += 1
+    _last_handed = next(_handed)
     _queue.put(record)
 
 
 def drain(timeout: float = 10.0) -> bool:
     """Wait until every handed-off record is settled and handed on; False if that took too long."""
     with _idle:
-        return _idle.wait_for(lambda: _pending == 0, timeout=timeout)
+        return _idle.wait_for(lambda: _done >= _last_handed, timeout=timeout)
 
 
 def _ensure_writer() -> None:
@@ -58,51 +63,70 @@ def _ensure_writer() -> None:
 
 
 def _write_forever() -> None:
-    global _pending
+    global _done
     while True:
-        record = _queue.get()
+        batch = _next_batch()
         try:
-            _handle(record)
+            _handle(batch)
         except Exception:
-            log.exception("could not record call %s", record.request_id)
+            log.exception("could not record %d calls", len(batch))
         finally:
             with _idle:
-                _pending -= 1
+                _done += len(batch)
                 _idle.notify_all()
 
 
-def _handle(record: CallRecord) -> None:
-    _settle(record)
-    if settings.CELERY_BROKER_URL and _enqueue(record):
+def _next_batch() -> list[CallRecord]:
+    """The records waiting now (at least one), up to BATCH: one broker message carries them."""
+    batch = [_queue.get()]
+    while len(batch) < BATCH:
+        try:
+            batch.append(_queue.get_nowait())
+        except queue.Empty:
+            break
+    return batch
+
+
+def _handle(batch: list[CallRecord]) -> None:
+    _settle(batch)
+    if settings.CELERY_BROKER_URL and _enqueue(batch):
         return
     close_old_connections()
-    generation_record(record)
+    for record in batch:
+        try:
+            generation_record(record)
+        except Exception:
+            log.exception("could not record call %s", record.request_id)
 
 
-def _settle(record: CallRecord) -> None:
-    if record.ticket is None:
+def _settle(batch: list[CallRecord]) -> None:
+    now_ms = int(time.time() * 1000)
+    settled = [
+        (record.ticket, to_units(served_cost(record)), record.request_id)
+        for record in batch
+        if record.ticket is not None
+    ]
+    if not settled:
         return
-    cost = to_units(served_cost(record))
     try:
-        store().settle(record.ticket, cost, record.request_id, int(time.time() * 1000))
-    except Exception:  # the reservation expires on its own; the ledger still gets the charge
-        log.warning("could not settle the reservation of %s", record.request_id)
+        store().settle_many(settled, now_ms)
+    except Exception:  # reservations expire on their own; the ledger still gets the charges
+        log.warning("could not settle the reservations of %d calls", len(settled))
 
 
-def _enqueue(record: CallRecord) -> bool:
-    from billing.tasks import record_generation
+def _enqueue(batch: list[CallRecord]) -> bool:
+    from billing.tasks import record_generations
 
     try:
         with producers[_broker(settings.CELERY_BROKER_URL)].acquire(timeout=2) as producer:
-            record_generation.apply_async(
-                args=[record_payload(record)],
-                task_id=f"record-{record.request_id}",
+            record_generations.apply_async(
+                args=[[record_payload(record) for record in batch]],
                 producer=producer,
                 retry=True,
                 retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.2},
             )
     except Exception:
-        log.warning("broker unreachable; storing %s directly", record.request_id)
+        log.warning("broker unreachable; storing %d calls directly", len(batch))
         return False
     return True
 
@@ -111,7 +135,7 @@ def _enqueue(record: CallRecord) -> bool:
 def _broker(url: str) -> Connection:
     """The broker the setting names now: Celery's own pool keeps the URL it first read, so a
     record would go to a broker other than the one `CELERY_BROKER_URL` says."""
-    from billing.tasks import record_generation
+    from billing.tasks import record_generations
 
-    connection: Connection = record_generation.app.connection_for_write(url)
+    connection: Connection = record_generations.app.connection_for_write(url)
     return connection

@@ -11,7 +11,7 @@ from billing.records import record_from_payload
 
 
 @shared_task(
-    name="billing.record_generation",
+    name="billing.record_generations",
     acks_late=True,
     reject_on_worker_lost=True,
     autoretry_for=(Exception,),
@@ -19,6 +19,6 @@ from billing.records import record_from_payload
     retry_backoff_max=300,
     max_retries=100,
 )
-def record_generation(payload: dict[str, Any]) -> str:
-    """Store a finished call (idempotent on its request id: a redelivery bills nothing twice)."""
-    return generation_record(record_from_payload(payload)).request_id
+def record_generations(payloads: list[dict[str, Any]]) -> list[str]:
+    """Store a batch of finished calls; a retry stores again only what is not stored yet."""
+    return [generation_record(record_from_payload(payload)).request_id for payload in payloads]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
+import secrets
 from collections.abc import AsyncIterator
 
 from gateway.body_limit import GUARDED, ASGIApp, Message, Receive, Scope, Send
@@ -61,7 +61,7 @@ async def _serve(scope: Scope, receive: Receive, send: Send, authorization: str)
 async def _answer(
     scope: Scope, raw: bytes, send: Send, authorization: str, state: dict[str, bool]
 ) -> None:
-    request_id = uuid.uuid4().hex
+    request_id = secrets.token_hex(16)
     content_type = (_header(scope, b"content-type") or b"").split(b";", 1)[0].strip().lower()
     try:
         answer = await complete(

@@ -23,6 +23,8 @@ log = logging.getLogger(__name__)
 # The fingerprint sees every change made through Django; a change made behind its back (raw
 # SQL, a queryset update) is picked up by a full reload this often.
 FULL_RELOAD_SECONDS = 60
+# Charges whose announcement to admission was lost are found in the ledger this often.
+RECONCILE_SECONDS = 30
 
 
 class GatewayState:
@@ -33,6 +35,7 @@ class GatewayState:
         self._refreshing = threading.Lock()
         self.paused = False
         self._built_at = time.monotonic()
+        self._reconciled_at = time.monotonic()
 
     async def ready(self) -> Catalog:
         """The catalog, loaded on first use; starts the refresher on this event loop."""
@@ -68,10 +71,13 @@ class GatewayState:
             self.catalog = catalog_build()
             self._built_at = time.monotonic()
         if self.identities.orgs:
+            reconcile = time.monotonic() - self._reconciled_at > RECONCILE_SECONDS
             try:
-                admission_sync(list(self.identities.orgs))
+                admission_sync(list(self.identities.orgs), reconcile=reconcile)
             except RedisError:
                 log.warning("admission sync skipped: Redis unreachable")
+            if reconcile:
+                self._reconciled_at = time.monotonic()
 
     def _ensure_refresher(self) -> None:
         loop = asyncio.get_running_loop()

@@ -4,7 +4,7 @@ route takes the Bearer-key calls first when it is on) and the models list."""
 from __future__ import annotations
 
 import logging
-import uuid
+import secrets
 
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 
 @csrf_exempt
 async def chat_completions(request: HttpRequest) -> HttpResponse:
-    request_id = uuid.uuid4().hex
+    request_id = secrets.token_hex(16)
     try:
         answer = await complete(
             request_id,

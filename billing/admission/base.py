@@ -87,6 +87,11 @@ class AdmissionStore(ABC):
     def settle(self, ticket: Ticket, cost: int, request_id: str, now_ms: int) -> None:
         """Release the reservation and hold the actual cost as an unposted charge."""
 
+    def settle_many(self, settled: list[tuple[Ticket, int, str]], now_ms: int) -> None:
+        """Settle several calls: (ticket, cost, request id) each."""
+        for ticket, cost, request_id in settled:
+            self.settle(ticket, cost, request_id, now_ms)
+
     @abstractmethod
     def posted(self, org_id: int, request_id: str, balance: int, entry_id: int) -> None:
         """The charge of request_id is in the ledger, whose balance after entry_id is balance."""

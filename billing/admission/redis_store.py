@@ -202,19 +202,19 @@ class RedisStore(AdmissionStore):
         return rate_state(limit, int(count), now_ms)
 
     def settle(self, ticket: Ticket, cost: int, request_id: str, now_ms: int) -> None:
-        org = _org_keys(ticket.org_id)
-        spent, reserved = _key_keys(ticket.key_tag)
-        keys = [
-            org["res"],
-            org["resexp"],
-            org["restot"],
-            reserved,
-            org["unp"],
-            org["unpexp"],
-            org["unptot"],
-            spent,
-        ]
-        self._settle(keys=keys, args=[ticket.id, request_id, cost, now_ms, UNPOSTED_TTL_MS])
+        self.settle_many([(ticket, cost, request_id)], now_ms)
+
+    def settle_many(self, settled: list[tuple[Ticket, int, str]], now_ms: int) -> None:
+        """One round trip for a batch: the settle script once per call, pipelined."""
+        pipe = self.sync.pipeline(transaction=False)
+        for ticket, cost, request_id in settled:
+            org = _org_keys(ticket.org_id)
+            spent, reserved = _key_keys(ticket.key_tag)
+            keys = [org["res"], org["resexp"], org["restot"], reserved]
+            keys += [org["unp"], org["unpexp"], org["unptot"], spent]
+            args = [ticket.id, request_id, cost, now_ms, UNPOSTED_TTL_MS]
+            self._settle(keys=keys, args=args, client=pipe)
+        pipe.execute()
 
     def posted(self, org_id: int, request_id: str, balance: int, entry_id: int) -> None:
         org = _org_keys(org_id)

@@ -38,8 +38,9 @@ def key_tag(key_id: int | None, user_id: int | None = None) -> str:
     return f"k{key_id}" if key_id is not None else f"u{user_id}"
 
 
-def admission_sync(org_ids: list[int]) -> None:
-    """Push each organization's latest ledger balance, and clear unposted charges that are in."""
+def admission_sync(org_ids: list[int], *, reconcile: bool) -> None:
+    """Push each organization's latest ledger balance; with `reconcile`, also clear unposted
+    charges that are in the ledger (their announcement was lost)."""
     latest = (
         LedgerEntry.objects.filter(organization_id__in=org_ids)
         .values("organization_id")
@@ -52,15 +53,19 @@ def admission_sync(org_ids: list[int]) -> None:
         store().sync_balance(
             entry["organization_id"], to_units(entry["balance_after"]), entry["id"]
         )
-    for org_id in org_ids:
-        _reconcile(org_id)
+    if reconcile:
+        for org_id in org_ids:
+            _reconcile(org_id)
+
+
+RECONCILE_BATCH = 500
 
 
 def _reconcile(org_id: int) -> None:
     held = store().unposted(org_id)
     if not held:
         return
-    keys = {f"charge:{rid}": rid for rid in held}
+    keys = {f"charge:{rid}": rid for rid in list(held)[:RECONCILE_BATCH]}
     for entry in LedgerEntry.objects.filter(idempotency_key__in=list(keys)).values(
         "id", "idempotency_key", "balance_after"
     ):

@@ -21,7 +21,7 @@ from billing.ledger import ledger_sum
 from billing.models import Attempt, EntryKind, Generation, LedgerEntry
 from billing.recording import drain
 from billing.records import AttemptRecord, CallRecord, TokenCounts, record_payload
-from billing.tasks import record_generation
+from billing.tasks import record_generations
 from tests.billing.conftest import HI, World
 
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
@@ -144,10 +144,10 @@ def test_a_task_delivered_twice_bills_once(
     world: World, celery_worker: subprocess.Popen[bytes]
 ) -> None:
     payload: dict[str, Any] = record_payload(a_call_record(world))
-    record_generation.delay(payload)
+    record_generations.delay([payload])
     wait_for_generations([payload["request_id"]])
-    record_generation.apply(args=[payload]).get()  # the same task, delivered again here
-    record_generation.delay(payload)  # and once more through the worker
+    record_generations.apply(args=[[payload]]).get()  # the same task, delivered again here
+    record_generations.delay([payload])  # and once more through the worker
     time.sleep(1.0)
 
     generation = Generation.objects.get(request_id=payload["request_id"])
