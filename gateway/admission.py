@@ -68,7 +68,7 @@ def _request(caller: Caller, request_id: str, amount: Decimal) -> AdmitRequest:
 async def admit(caller: Caller, request_id: str, amount: Decimal) -> Ticket:
     request = _request(caller, request_id, amount)
     chosen = store()
-    for _ in range(3):
+    for _ in range(5):
         try:
             return await chosen.admit(request)
         except NeedBalance:

@@ -142,6 +142,9 @@ MOMOR_LEAN_COMPLETIONS = env_bool("MOMOR_LEAN_COMPLETIONS", default=True)
 MOMOR_UPSTREAM_CONNECT_TIMEOUT = env_float("MOMOR_UPSTREAM_CONNECT_TIMEOUT", 10.0)
 MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT = env_float("MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT", 300.0)
 MOMOR_UPSTREAM_CHUNK_TIMEOUT = env_float("MOMOR_UPSTREAM_CHUNK_TIMEOUT", 120.0)
+MOMOR_UPSTREAM_TRANSPORT = env_str("MOMOR_UPSTREAM_TRANSPORT", "aiohttp")
+if MOMOR_UPSTREAM_TRANSPORT not in {"aiohttp", "httpx"}:
+    raise ImproperlyConfigured("MOMOR_UPSTREAM_TRANSPORT must be aiohttp or httpx")
 
 # Billing: the fee on calls made with an organization's own saved key, as a fraction of what
 # the call would cost on Momor's key (0 = free); the default rate limit per key per minute

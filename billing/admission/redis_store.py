@@ -146,7 +146,7 @@ class RedisStore(AdmissionStore):
         loop = asyncio.get_running_loop()
         client = self._async.get(loop)
         if client is None:
-            client = aioredis.Redis.from_url(self.url, socket_timeout=2, socket_connect_timeout=2)
+            client = aioredis.Redis.from_url(self.url, socket_timeout=10, socket_connect_timeout=2)
             self._async[loop] = client
         return client
 
