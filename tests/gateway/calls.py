@@ -55,6 +55,20 @@ def settled_world(world: World) -> None:
     settle()
 
 
+def wait_recorded(request_id: str, seconds: float = 5.0) -> None:
+    """Wait until a call's record is written. A client that left mid-stream is recorded once the
+    gateway notices, which can be after the test's own end: the database must not be emptied
+    under that write."""
+    from billing.models import Generation
+    from billing.recording import drain
+
+    deadline = time.monotonic() + seconds
+    while not Generation.objects.filter(request_id=request_id).exists():
+        assert time.monotonic() < deadline, f"call {request_id} was never recorded"
+        drain()
+        time.sleep(0.05)
+
+
 def ask(model: Any = "openai/gpt-5", **fields: Any) -> dict[str, Any]:
     """A call body: `model` and a one-line conversation, with any other fields."""
     return {"model": model, "messages": HI, **fields}

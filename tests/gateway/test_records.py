@@ -3,8 +3,6 @@ failed after routing, refused, streamed and broken, cancelled."""
 
 from __future__ import annotations
 
-import time
-
 import httpx
 import pytest
 
@@ -15,6 +13,7 @@ from tests.gateway.calls import (
     save_key,
     settle,
     settled_world,  # noqa: F401 - autouse
+    wait_recorded,
 )
 from tests.gateway.conftest import World
 
@@ -143,11 +142,7 @@ def test_a_client_that_leaves_mid_stream_is_recorded_cancelled(world: World) -> 
     ) as response:
         request_id = response.headers["x-momor-request-id"]
         next(response.iter_lines())
-    deadline = time.monotonic() + 5
-    while not Generation.objects.filter(request_id=request_id).exists():
-        assert time.monotonic() < deadline, "the cancelled call was never recorded"
-        drain()
-        time.sleep(0.05)
+    wait_recorded(request_id)
     row = Generation.objects.get(request_id=request_id)
     assert row.status == "cancelled"
     assert Generation.objects.filter(request_id=request_id).count() == 1

@@ -18,6 +18,7 @@ from tests.gateway.calls import (
     settled_world,  # noqa: F401 - autouse
     streamed_text,
     tried,
+    wait_recorded,
 )
 from tests.gateway.conftest import World
 
@@ -199,6 +200,8 @@ def test_headers_wait_until_a_chunk_shows_something(world: World) -> None:
     ) as response:
         headers_after = time.monotonic() - started
         first = next(response.iter_lines())
+        request_id = response.headers["x-momor-request-id"]
+    wait_recorded(request_id)
     # The fake sends its role-only chunk at once and its first word 0.6 s later.
     assert headers_after >= 0.5
     chunk = orjson.loads(first.removeprefix("data: "))
@@ -236,6 +239,7 @@ def test_a_client_that_leaves_mid_stream_cancels_the_upstream_call(world: World)
         timeout=10,
     ) as response:
         assert response.status_code == 200
+        request_id = response.headers["x-momor-request-id"]
         for line in response.iter_lines():
             if '"content":"word' in line:
                 break
@@ -249,3 +253,4 @@ def test_a_client_that_leaves_mid_stream_cancels_the_upstream_call(world: World)
     assert calls[0]["disconnected"] is True
     assert calls[0]["completed"] is False
     assert time.monotonic() - deadline < 0  # well before the 8 s the answer would take
+    wait_recorded(request_id)
