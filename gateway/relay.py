@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import httpx
@@ -41,6 +42,9 @@ class Answer:
     status: int
     headers: dict[str, str]
     body: bytes | AsyncIterator[bytes]
+    after: Callable[[], None] | None = None
+    """Run once the answer is sent (a plain answer's record is handed off then, so the hand-off
+    never delays the answer)."""
 
 
 @dataclass(slots=True)
@@ -125,8 +129,8 @@ async def _try_plain(call: Call, candidate: Candidate) -> Answer | None:
     reply.body["id"] = call.request_id
     reply.body["model"] = candidate.offering.model_id
     _served(call, candidate, reply.usage, reply.finish_reason, reply.native_finish_reason)
-    record_call(call.record)
-    return Answer(200, _served_headers(candidate), orjson.dumps(reply.body))
+    body = orjson.dumps(reply.body)
+    return Answer(200, _served_headers(candidate), body, partial(record_call, call.record))
 
 
 async def _try_stream(call: Call, candidate: Candidate) -> Answer | None:
