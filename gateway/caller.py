@@ -13,14 +13,13 @@ from django.db import DatabaseError
 from django.http import HttpRequest
 from django.middleware.csrf import CsrfViewMiddleware
 
-from accounts.models import Membership
+from accounts.permissions import current_membership
 from accounts.secrets import API_KEY_PREFIX, hash_api_key
 from gateway import dbthread
 from gateway.errors import GatewayError, invalid_api_key, service_unavailable
 from gateway.identity import KeyInfo, OrgInfo, now
 from gateway.state import STATE
 
-SESSION_ORG = "momor_org_id"
 T = TypeVar("T")
 
 
@@ -81,24 +80,15 @@ async def _by_session(request: HttpRequest) -> Caller:
         raise invalid_api_key("No API key, and the session is not signed in.")
     if CsrfViewMiddleware(_no_response).process_view(request, None, (), {}) is not None:
         raise invalid_api_key("A call on a session must carry its CSRF token (X-CSRFToken).")
-    wanted = await request.session.aget(SESSION_ORG)
-    org_id = await _guarded(lambda: _member_org(user.pk, wanted))
-    if org_id is None:
+    membership = await _guarded(lambda: current_membership(request))
+    if membership is None:
         raise GatewayError(
             403, "You are not a member of any organization.", type="permission_error"
         )
-    org = await _guarded(lambda: STATE.identities.load_org(org_id))
+    org = await _guarded(lambda: STATE.identities.load_org(membership.organization_id))
     if org is None:
         raise invalid_api_key()
     return Caller(org, None, user.pk)
-
-
-def _member_org(user_id: int, wanted: object) -> int | None:
-    memberships = Membership.objects.filter(user_id=user_id).order_by("created_at")
-    if isinstance(wanted, int) and memberships.filter(organization_id=wanted).exists():
-        return wanted
-    first = memberships.values_list("organization_id", flat=True).first()
-    return first
 
 
 def _no_response(request: HttpRequest) -> None:
