@@ -21,6 +21,7 @@ from kombu import Connection
 from kombu.pools import producers
 
 from billing.admission import store
+from billing.admission.select import local_store
 from billing.cost import to_units
 from billing.generations import generation_record, served_cost
 from billing.records import CallRecord, record_payload
@@ -107,18 +108,21 @@ def _handle(batch: list[CallRecord]) -> None:
 
 
 def _settle(batch: list[CallRecord]) -> None:
+    """Settle each reservation in the store that issued it (this process's own while Redis
+    was unreachable)."""
     now_ms = int(time.time() * 1000)
-    settled = [
-        (record.ticket, to_units(served_cost(record)), record.request_id)
-        for record in batch
-        if record.ticket is not None
-    ]
-    if not settled:
-        return
-    try:
-        store().settle_many(settled, now_ms)
-    except Exception:  # reservations expire on their own; the ledger still gets the charges
-        log.warning("could not settle the reservations of %d calls", len(settled))
+    for shared in (True, False):
+        settled = [
+            (record.ticket, to_units(served_cost(record)), record.request_id)
+            for record in batch
+            if record.ticket is not None and record.ticket.shared is shared
+        ]
+        if not settled:
+            continue
+        try:
+            (store() if shared else local_store()).settle_many(settled, now_ms)
+        except Exception:  # reservations expire on their own; the ledger still gets charged
+            log.warning("could not settle the reservations of %d calls", len(settled))
 
 
 def _enqueue(batch: list[CallRecord]) -> bool:

@@ -90,4 +90,5 @@ def _ticket(data: dict[str, Any] | None) -> Ticket | None:
         key_tag=data["key_tag"],
         amount=data["amount"],
         rate=RateState(**data["rate"]),
+        shared=data.get("shared", True),
     )

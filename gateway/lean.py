@@ -87,8 +87,6 @@ async def _send_answer(send: Send, request_id: str, answer: Answer, state: dict[
     if isinstance(answer.body, bytes):
         headers = _headers(request_id, JSON, answer.headers)
         await _send_whole(send, answer.status, headers, answer.body, state)
-        if answer.after is not None:
-            answer.after()
         return
     headers = _headers(request_id, EVENT_STREAM, answer.headers)
     headers.append((b"x-accel-buffering", b"no"))

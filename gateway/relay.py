@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 import httpx
@@ -42,9 +41,6 @@ class Answer:
     status: int
     headers: dict[str, str]
     body: bytes | AsyncIterator[bytes]
-    after: Callable[[], None] | None = None
-    """Run once the answer is sent (a plain answer's record is handed off then, so the hand-off
-    never delays the answer)."""
 
 
 @dataclass(slots=True)
@@ -129,8 +125,8 @@ async def _try_plain(call: Call, candidate: Candidate) -> Answer | None:
     reply.body["id"] = call.request_id
     reply.body["model"] = candidate.offering.model_id
     _served(call, candidate, reply.usage, reply.finish_reason, reply.native_finish_reason)
-    body = orjson.dumps(reply.body)
-    return Answer(200, _served_headers(candidate), body, partial(record_call, call.record))
+    record_call(call.record)
+    return Answer(200, _served_headers(candidate), orjson.dumps(reply.body))
 
 
 async def _try_stream(call: Call, candidate: Candidate) -> Answer | None:

@@ -31,8 +31,6 @@ async def chat_completions(request: HttpRequest) -> HttpResponse:
             lambda: authenticate(request),
         )
         response = _http(answer)
-        if answer.after is not None:
-            answer.after()
     except GatewayError as exc:
         response = error_response(exc)
     except Exception:

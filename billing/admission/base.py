@@ -33,6 +33,8 @@ class Ticket:
     key_tag: str
     amount: int
     rate: RateState
+    shared: bool = True
+    """Issued by the shared store (Redis); False for this process's own."""
 
 
 @dataclass(frozen=True, slots=True)

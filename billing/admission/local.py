@@ -69,7 +69,7 @@ class LocalStore(AdmissionStore):
             )
             tag = request.key_tag
             self._key_reserved[tag] = self._key_reserved.get(tag, 0) + request.amount
-            return Ticket(request.reservation_id, request.org_id, tag, request.amount, rate)
+            return Ticket(request.reservation_id, request.org_id, tag, request.amount, rate, False)
 
     def _check_credit(self, request: AdmitRequest, book: _Book, rate: RateState) -> None:
         if request.amount > 0 and book.available() < request.amount:

@@ -1,0 +1,123 @@
+"""The admission stores' arithmetic, the same for Redis (shared by every process) and this
+process's own: reserve, refuse, settle, post, expire."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from billing.admission import NeedBalance, NeedKeySpend, Refused
+from billing.admission.base import AdmissionStore, AdmitRequest
+from billing.admission.local import LocalStore
+from billing.admission.redis_store import RedisStore
+
+NOW = 1_790_000_000_000
+TTL = 60_000
+
+
+@pytest.fixture(params=["local", "redis"])
+def store(request: pytest.FixtureRequest, settings: object) -> Iterator[AdmissionStore]:
+    if request.param == "local":
+        yield LocalStore()
+        return
+    url = settings.REDIS_URL  # type: ignore[attr-defined]
+    redis.Redis.from_url(url).flushdb()
+    yield RedisStore(url)
+    redis.Redis.from_url(url).flushdb()
+
+
+def ask(
+    rid: str,
+    amount: int,
+    *,
+    now: int = NOW,
+    key: str = "k1",
+    rate: int = 0,
+    key_limit: int | None = None,
+) -> AdmitRequest:
+    return AdmitRequest(rid, 7, key, amount, rate, key_limit, now, TTL)
+
+
+async def test_it_asks_for_the_balance_before_anything(store: AdmissionStore) -> None:
+    with pytest.raises(NeedBalance):
+        await store.admit(ask("r1", 10))
+
+
+async def test_reservations_hold_credit_until_settled(store: AdmissionStore) -> None:
+    store.sync_balance(7, 100, 1)
+    first = await store.admit(ask("r1", 60))
+    with pytest.raises(Refused) as refused:
+        await store.admit(ask("r2", 60))
+    assert refused.value.reason == "credits"
+    store.settle(first, 25, "call-1", NOW)
+    assert store.open_reservations(7, NOW) == {}
+    assert store.unposted(7) == {"call-1": 25}
+    await store.admit(ask("r3", 75))
+    with pytest.raises(Refused):
+        await store.admit(ask("r4", 1))
+
+
+async def test_a_posted_charge_moves_from_unposted_into_the_balance(
+    store: AdmissionStore,
+) -> None:
+    store.sync_balance(7, 100, 1)
+    ticket = await store.admit(ask("r1", 50))
+    store.settle(ticket, 40, "call-1", NOW)
+    store.posted(7, "call-1", 60, 2)
+    assert store.unposted(7) == {}
+    await store.admit(ask("r2", 60))
+    with pytest.raises(Refused):
+        await store.admit(ask("r3", 1))
+
+
+async def test_an_older_balance_never_overwrites_a_newer_one(store: AdmissionStore) -> None:
+    store.sync_balance(7, 100, 5)
+    store.sync_balance(7, 1_000, 4)
+    with pytest.raises(Refused):
+        await store.admit(ask("r1", 101))
+
+
+async def test_the_reservation_of_a_process_that_died_expires(store: AdmissionStore) -> None:
+    store.sync_balance(7, 100, 1)
+    await store.admit(ask("r1", 100))
+    with pytest.raises(Refused):
+        await store.admit(ask("r2", 100, now=NOW + TTL - 1))
+    await store.admit(ask("r3", 100, now=NOW + TTL + 1))
+    assert list(store.open_reservations(7, NOW + TTL + 1)) == ["r3"]
+
+
+async def test_a_key_is_held_to_its_own_credit_limit(store: AdmissionStore) -> None:
+    store.sync_balance(7, 1_000, 1)
+    with pytest.raises(NeedKeySpend):
+        await store.admit(ask("r1", 10, key_limit=50))
+    store.set_key_spend("k1", 30)
+    ticket = await store.admit(ask("r1", 10, key_limit=50))
+    with pytest.raises(Refused) as refused:
+        await store.admit(ask("r2", 15, key_limit=50))
+    assert refused.value.reason == "key_credits"
+    store.settle(ticket, 5, "call-1", NOW)
+    await store.admit(ask("r3", 15, key_limit=50))
+    await store.admit(ask("r4", 10, key="k2"))
+
+
+async def test_the_rate_window_counts_every_request(store: AdmissionStore) -> None:
+    store.sync_balance(7, 1_000, 1)
+    first = await store.admit(ask("r1", 1, rate=2))
+    assert (first.rate.limit, first.rate.remaining) == (2, 1)
+    assert first.rate.reset == (NOW // 60_000 + 1) * 60
+    counted = await store.count("k1", 2, NOW)
+    assert counted.remaining == 0
+    with pytest.raises(Refused) as refused:
+        await store.admit(ask("r2", 1, rate=2))
+    assert refused.value.reason == "rate"
+    later = await store.admit(ask("r3", 1, rate=2, now=NOW + 60_000))
+    assert later.rate.remaining == 1
+
+
+async def test_a_free_call_is_admitted_on_an_overspent_balance(store: AdmissionStore) -> None:
+    store.sync_balance(7, -5, 1)
+    await store.admit(ask("r1", 0))
+    with pytest.raises(Refused):
+        await store.admit(ask("r2", 1))
