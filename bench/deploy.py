@@ -75,6 +75,15 @@ def redis_len(db: int, key: str) -> int:
     return int(out.stdout.strip() or 0)
 
 
+def psql_value(database: str, sql: str) -> str:
+    """The rows of `sql` on `database`, whitespace-joined (or psql's error)."""
+    out = subprocess.run(  # noqa: S603
+        ["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", database, "-tA", "-c", sql],  # noqa: S607
+        capture_output=True, text=True,
+    )  # fmt: skip
+    return " ".join(out.stdout.split()) or out.stderr.strip()
+
+
 class Deployment:
     """Momor's environment and the state it needs; `teardown` drops what `setup` made."""
 
@@ -116,6 +125,26 @@ class Deployment:
             "create_api_key", "--org", s.org, "--name", "bench",
             "--credit-limit", "50000000", "--rate-limit", str(s.rate_limit),
         ).strip()  # fmt: skip
+
+    def org_with_key(self, slug: str, credits: str, rate_limit: int | None = None) -> str:
+        """Another organization with `credits` USD and a key of its own (with its own rate
+        limit when given); returns the key. Gateways started after this know them."""
+        self.manage("create_org", slug, "--credits", credits)
+        args = ["create_api_key", "--org", slug, "--name", f"{slug}-calls"]
+        if rate_limit is not None:
+            args += ["--rate-limit", str(rate_limit)]
+        return self.manage(*args).strip()
+
+    def management_key(self, slug: str) -> str:
+        """A management key (the credits API) of organization `slug`."""
+        key = self.manage("create_api_key", "--org", slug, "--name", f"{slug}-manage").strip()
+        code = (
+            "from accounts.models import ApiKey, KeyKind; ApiKey.objects.filter("
+            f"organization__slug={slug!r}, name={slug + '-manage'!r})"
+            ".update(kind=KeyKind.MANAGEMENT)"
+        )
+        self.manage("shell", "-c", code)
+        return key
 
     def teardown(self) -> None:
         _psql(f"DROP DATABASE IF EXISTS {self.settings.database} WITH (FORCE)")
@@ -173,12 +202,17 @@ def server_available(server: str) -> str | None:
 
 
 def start_momor(
-    procs: Procs, deployment: Deployment, server: str, core: int, log: bool
-) -> tuple[Proc, str]:
-    """Momor under `server`, one process on `core`; returns it and its base URL."""
+    procs: Procs, deployment: Deployment, server: str, core: int, log: bool,
+    name: str = "", env: dict[str, str] | None = None, nice: int = 0,
+) -> tuple[Proc, str]:  # fmt: skip
+    """Momor under `server`, one process on `core` (`env` added to the deployment's, at
+    `nice`); returns it and its base URL."""
     port = free_port()
     argv = server_argv(server, port, log)
-    proc = procs.start(f"momor-{server}", argv, core=core, env=deployment.env, cwd=ROOT)
+    if nice:
+        argv = ["nice", "-n", str(nice), *argv]
+    full_env = {**deployment.env, **(env or {})}
+    proc = procs.start(name or f"momor-{server}", argv, core=core, env=full_env, cwd=ROOT)
     # GET on the completions route answers 405 once Django serves (a cheap readiness check).
     wait_http(proc, f"http://127.0.0.1:{port}/v1/chat/completions", timeout=60, ok=(405,))
     return proc, f"http://127.0.0.1:{port}/v1"

@@ -27,6 +27,9 @@ class Target:
     base_url: str
     key: str
     model: str
+    # More processes of the same gateway on the same host (same path): connections are spread
+    # round-robin over base_url's port and these.
+    more_ports: tuple[int, ...] = ()
 
     @property
     def host_port(self) -> tuple[str, int]:
@@ -34,6 +37,11 @@ class Target:
         if parts.hostname not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError(f"{self.name}: the benchmark sends traffic only to loopback")
         return parts.hostname, parts.port or 80
+
+    @property
+    def addresses(self) -> list[tuple[str, int]]:
+        host, port = self.host_port
+        return [(host, port), *((host, more) for more in self.more_ports)]
 
     def request(self, *, stream: bool) -> bytes:
         """The raw bytes of one call, built once and resent as is."""
@@ -66,6 +74,7 @@ class Result:
     first: float | None = None
     chunks: int = 0
     body: bytes = b""
+    where: int = 0  # which of the target's addresses answered
 
 
 class Closed(Exception):
@@ -187,28 +196,35 @@ class PhaseRun:
 async def run_phase(
     target: Target, *, concurrency: int, count: int, seconds: float, stream: bool = False
 ) -> PhaseRun:
-    """`concurrency` workers send calls until `count` calls are sent or `seconds` pass."""
+    """`concurrency` workers send calls until `count` calls are sent or `seconds` pass; worker
+    i keeps its connection to the target's address i modulo their number (round-robin)."""
     raw = target.request(stream=stream)
-    host, port = target.host_port
+    addresses = target.addresses
     run = PhaseRun(concurrency)
     left = [count]
     deadline = time.perf_counter() + seconds
     start = time.perf_counter()
     await asyncio.gather(
-        *(_worker(host, port, raw, stream, run, left, deadline) for _ in range(concurrency))
+        *(
+            _worker(addresses, i % len(addresses), raw, stream, run, left, deadline)
+            for i in range(concurrency)
+        )
     )
     run.elapsed = time.perf_counter() - start
     return run
 
 
 async def _worker(
-    host: str, port: int, raw: bytes, stream: bool, run: PhaseRun, left: list[int], deadline: float
-) -> None:
-    conn = Connection(host, port)
+    addresses: list[tuple[str, int]], where: int, raw: bytes, stream: bool, run: PhaseRun,
+    left: list[int], deadline: float,
+) -> None:  # fmt: skip
+    conn = Connection(*addresses[where])
     try:
         while left[0] > 0 and time.perf_counter() < deadline:
             left[0] -= 1
-            run.add(await _one(conn, raw, stream))
+            result = await _one(conn, raw, stream)
+            result.where = where
+            run.add(result)
     finally:
         await conn.close()
 

@@ -52,12 +52,13 @@ def _errors(run: PhaseRun) -> dict[str, int]:
 
 @dataclass
 class Meter:
-    """Measures one target; `pid` (the gateway process) adds memory and CPU, else skipped."""
+    """Measures one target; `pids` (the gateway's processes, summed) add memory and CPU, else
+    skipped; `cores` are the cores they are pinned to."""
 
     target: Target
     plan: Plan
-    pid: int | None = None
-    core: int = 0
+    pids: tuple[int, ...] = ()
+    cores: tuple[int, ...] = (0,)
     metrics: Metrics = field(default_factory=dict)
     samples: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     errors: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -73,8 +74,8 @@ class Meter:
         await self.phase("warmup", concurrency=8, count=self.plan.warmup, seconds=20)
         await self.phase("warmup_stream", concurrency=4, count=50, seconds=10, stream=True)
         await asyncio.sleep(2.0)
-        if self.pid is not None:
-            self.metrics["rss_idle_mib"] = round(rss_mib(self.pid), 1)
+        if self.pids:
+            self.metrics["rss_idle_mib"] = round(self.rss(), 1)
 
     async def latency(self) -> None:
         plan = self.plan
@@ -104,13 +105,13 @@ class Meter:
             "cpu_bound_rps": top.get("cpu_bound_rps"), "core_other_pct": top.get("core_other_pct"),
             "steps": steps,
         }  # fmt: skip
-        if self.pid is not None:
+        if self.pids:
             self.metrics["rss_load_mib"] = max(s["rss_max_mib"] for s in steps)
 
     async def _step(self, c: int, seconds: float, name: str) -> Metrics:
-        cpu0 = cpu_seconds(self.pid) if self.pid else 0.0
+        cpu0 = self.cpu()
         client0, ids0 = time.process_time(), last_pid()
-        core0, wall0 = core_busy_seconds(self.core), time.perf_counter()
+        core0, wall0 = self.cores_busy(), time.perf_counter()
         rss: list[float] = []
         sampler = asyncio.create_task(self._sample_rss(rss))
         run = await self.phase(name, concurrency=c, count=10**9, seconds=seconds)
@@ -124,23 +125,33 @@ class Meter:
             # that starts a thread per request shows it here (other activity adds noise).
             ids = last_pid() - ids0
             step["new_threads_per_call"] = round(ids / len(run.ok), 2) if ids >= 0 else None
-        if self.pid is not None and run.ok:
-            used = cpu_seconds(self.pid) - cpu0
+        if self.pids and run.ok:
+            used = self.cpu() - cpu0
             step["cpu_ms_per_call"] = round(used * 1000 / len(run.ok), 3)
             # 1000 / CPU ms per call: what the gateway would carry with its core to itself.
             step["cpu_bound_rps"] = round(len(run.ok) / used, 1) if used else None
-            # The gateway's core, busy with anything else (other processes on the machine).
+            # The gateway's cores, busy with anything else (other processes on the machine),
+            # as a share of one core.
             wall = time.perf_counter() - wall0
-            other = core_busy_seconds(self.core) - core0 - used
+            other = self.cores_busy() - core0 - used
             step["core_other_pct"] = round(max(other, 0.0) / wall * 100, 1)
-            step["rss_max_mib"] = round(max(rss, default=rss_mib(self.pid)), 1)
+            step["rss_max_mib"] = round(max(rss, default=self.rss()), 1)
         return step
 
+    def rss(self) -> float:
+        return sum(rss_mib(pid) for pid in self.pids)
+
+    def cpu(self) -> float:
+        return sum(cpu_seconds(pid) for pid in self.pids)
+
+    def cores_busy(self) -> float:
+        return sum(core_busy_seconds(core) for core in self.cores)
+
     async def _sample_rss(self, into: list[float], every: float = 0.5) -> None:
-        if self.pid is None:
+        if not self.pids:
             return
         while True:
-            into.append(rss_mib(self.pid))
+            into.append(self.rss())
             await asyncio.sleep(every)
 
     async def stream(self) -> None:
@@ -153,14 +164,14 @@ class Meter:
             self.metrics[f"stream_c{c}"] = _stream_metrics(run)
 
     async def soak(self) -> None:
-        if self.pid is None or self.plan.soak_seconds <= 0:
+        if not self.pids or self.plan.soak_seconds <= 0:
             return
         points: list[tuple[float, float]] = []
         start = time.perf_counter()
 
         async def sample() -> None:
             while True:
-                points.append((time.perf_counter() - start, rss_mib(self.pid or 0)))
+                points.append((time.perf_counter() - start, self.rss()))
                 await asyncio.sleep(1.0)
 
         sampler = asyncio.create_task(sample())
@@ -169,7 +180,7 @@ class Meter:
             seconds=self.plan.soak_seconds,
         )  # fmt: skip
         sampler.cancel()
-        points.append((time.perf_counter() - start, rss_mib(self.pid)))
+        points.append((time.perf_counter() - start, self.rss()))
         self.metrics["soak"] = _soak_metrics(run, points)
 
 
@@ -209,9 +220,12 @@ def _slope(points: list[tuple[float, float]]) -> float:
     return sum((x - mx) * (y - my) for x, y in points) / den if den else 0.0
 
 
-async def measure(target: Target, plan: Plan, pid: int | None, soak: bool = True) -> Metrics:
+async def measure(
+    target: Target, plan: Plan, pids: tuple[int, ...] = (), cores: tuple[int, ...] = (0,),
+    soak: bool = True,
+) -> Metrics:  # fmt: skip
     """Every phase on one target, in order; the metrics with errors and error bodies."""
-    meter = Meter(target, plan, pid)
+    meter = Meter(target, plan, pids, cores)
     await meter.warm()
     await meter.latency()
     await meter.throughput()

@@ -200,6 +200,36 @@ def table(report: Metrics) -> str:
     return "\n".join(lines)
 
 
+def scale_table(scale: Metrics) -> str:
+    """1 vs 2 processes per server, and the limits held across both."""
+    lines = []
+    for name, r in scale["servers"].items():
+        one, two = r["p1"], r["p2"]
+        lines.append(
+            f"  {name}: {_fmt(one['rps'])} req/s with 1 process, {_fmt(two['rps'])} with 2 "
+            f"({r['ratio']}x); gateway CPU {one['cpu_ms_per_call']} / {two['cpu_ms_per_call']} "
+            f"ms/call; errors {one['errors'] or 0} / {two['errors'] or 0}"
+        )
+        rate, held = r.get("rate_limit"), r.get("reservations")
+        if rate:
+            mark = "GLOBAL" if rate["global"] else "NOT GLOBAL"
+            lines.append(
+                f"    rate limit {rate['limit_per_minute']}/min across 2 processes: "
+                f"{rate['served']} served, {rate['refused_429']} x 429 of {rate['calls']} "
+                f"[{mark}] by process {rate['by_process']}"
+            )
+        if held:
+            mark = "GLOBAL" if held["global"] else "NOT GLOBAL"
+            failed = [k for k, ok in held["checks"].items() if not ok]
+            lines.append(
+                f"    balance {held['balance_usd']} USD across 2 processes: {held['served']} "
+                f"served x {held['cost_per_call_usd']} = {held['charged_usd']} USD charged, "
+                f"{held['refused_402']} x 402, balance after {held['balance_after_usd']} "
+                f"[{mark}]" + (f" failed: {failed}" if failed else "")
+            )
+    return "\n".join(lines)
+
+
 def _error_cells(section: Metrics) -> list[str]:
     def count(m: Metrics) -> str:
         errors = m.get("errors", {})

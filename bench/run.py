@@ -3,6 +3,8 @@ gateway, each measured alone on core 0 against the direct baseline measured besi
 
     .venv/bin/python -m bench.run [--server daphne] [--litellm] [--soak 60] [--repeat 1]
                                   [--gateway NAME=BASE_URL,KEY[,MODEL]] [--profile] [--quick]
+                                  [--processes N] [--scale] [--momor-env KEY=VALUE]
+                                  [--variant LABEL:KEY=VALUE[,KEY=VALUE]]
 
 See bench/README.md for what each number means."""
 
@@ -12,14 +14,13 @@ import argparse
 import asyncio
 import os
 import signal
-import subprocess
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from bench import deploy, litellm, profile
+from bench import deploy, litellm, profile, scale
 from bench.loadgen import Target, run_phase
 from bench.measure import Plan, measure
 from bench.procs import Proc, Procs
@@ -30,6 +31,7 @@ from bench.report import (
     machine,
     median_tree,
     save,
+    scale_table,
     table,
     targets,
 )
@@ -49,6 +51,7 @@ class Gateway:
     base_url: str = ""
     key: str = ""
     model: str = deploy.MODEL
+    env: tuple[tuple[str, str], ...] = ()  # added to Momor's environment
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -66,7 +69,28 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true", help="short phases (a smoke run)")
     p.add_argument("--access-log", action="store_true", help="leave Momor's access log on")
     p.add_argument("--fake-port", type=int, default=0, help="port of the fake upstream")
-    return p.parse_args(argv)
+    p.add_argument("--processes", type=int, default=1, metavar="N",
+                   help="Momor processes per section, one per core, round-robin load")  # fmt: skip
+    p.add_argument("--scale", action="store_true",
+                   help="also 1 then 2 Momor processes: throughput, global limits")  # fmt: skip
+    p.add_argument("--momor-env", action="append", default=[], metavar="KEY=VALUE",
+                   help="set in every Momor process's environment (repeatable)")  # fmt: skip
+    p.add_argument("--variant", action="append", default=[], metavar="LABEL:KEY=VALUE[,...]",
+                   help="another Momor section on the first server with this env")  # fmt: skip
+    args = p.parse_args(argv)
+    if args.processes < 1:
+        p.error("--processes must be at least 1")
+    return args
+
+
+def _pairs(text: str) -> tuple[tuple[str, str], ...]:
+    pairs = []
+    for item in filter(None, text.split(",")):
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"expected KEY=VALUE, got {item!r}")
+        pairs.append((key, value))
+    return tuple(pairs)
 
 
 def gateways(args: argparse.Namespace) -> list[Gateway]:
@@ -75,12 +99,20 @@ def gateways(args: argparse.Namespace) -> list[Gateway]:
         servers = args.server or ["daphne"]
         if "all" in servers:
             servers = [s for s in deploy.SERVERS if deploy.server_available(s) is None]
+        env = _pairs(",".join(args.momor_env))
         for server in dict.fromkeys(servers):
             why = deploy.server_available(server)
             if why:
                 print(f"skipping Momor on {server}: {why}")
                 continue
-            found.append(Gateway(f"momor-{server}", "momor", server=server))
+            found.append(Gateway(f"momor-{server}", "momor", server=server, env=env))
+        first = next((g for g in found if g.kind == "momor"), None)
+        for spec in args.variant:
+            label, _, pairs = spec.partition(":")
+            if first is None or not label:
+                raise SystemExit(f"--variant wants LABEL:KEY=VALUE and a Momor server: {spec!r}")
+            name = f"{first.name}-{label}"
+            found.append(replace(first, name=name, env=(*env, *_pairs(pairs))))
     if args.litellm:
         found.append(Gateway("litellm", "litellm"))
     for spec in args.gateway:
@@ -116,6 +148,7 @@ class Bench:
         self.procs = Procs(self.logs)
         self.plan = plan_of(args)
         self.deployment: deploy.Deployment | None = None
+        self.worker: Proc | None = None
         self.fake_url = ""
         self.loadavg_at_start = loadavg()
 
@@ -126,7 +159,7 @@ class Bench:
             print("setting up the governed deployment (PostgreSQL, Redis, Celery)", flush=True)
             self.deployment = deploy.Deployment(deploy.Settings(), self.fake_url, self.logs)
             self.deployment.setup()
-            self.deployment.start_worker(self.procs, LOAD_CORE)
+            self.worker = self.deployment.start_worker(self.procs, LOAD_CORE)
 
     def close(self) -> None:
         self.procs.stop_all()
@@ -136,33 +169,54 @@ class Bench:
     def direct(self) -> Target:
         return Target("direct", f"{self.fake_url}/v1", "sk-bench-fake", deploy.UPSTREAM_ID)
 
-    def launch(self, gateway: Gateway) -> tuple[Proc | None, Target]:
+    def launch(
+        self, gateway: Gateway, processes: int = 1, nice: int = 0
+    ) -> tuple[list[Proc], Target]:
+        """The gateway's processes (Momor: `processes` of them, process i on core i modulo the
+        cores, at `nice`) and the target that spreads connections over them."""
         if gateway.kind == "momor":
             if self.deployment is None:
                 raise RuntimeError("Momor's deployment is not set up")
-            proc, base = deploy.start_momor(
-                self.procs, self.deployment, gateway.server, GATEWAY_CORE, self.args.access_log
-            )
-            return proc, Target(gateway.name, base, self.deployment.key, gateway.model)
+            started = []
+            try:
+                for i in range(processes):
+                    started.append(deploy.start_momor(
+                        self.procs, self.deployment, gateway.server, gateway_core(i),
+                        self.args.access_log, name=f"{gateway.name}-{processes}p{i}",
+                        env=dict(gateway.env), nice=nice,
+                    ))  # fmt: skip
+            except Exception:
+                for proc, _ in started:
+                    self.procs.stop(proc)
+                raise
+            ports = tuple(int(base.rsplit(":", 1)[1].split("/")[0]) for _, base in started[1:])
+            target = Target(gateway.name, started[0][1], self.deployment.key, gateway.model,
+                            more_ports=ports)  # fmt: skip
+            return [proc for proc, _ in started], target
         if gateway.kind == "litellm":
             proc, base = litellm.start(self.procs, self.fake_url, GATEWAY_CORE, self.logs)
-            return proc, Target(gateway.name, base, litellm.MASTER_KEY, gateway.model)
-        return None, Target(gateway.name, gateway.base_url, gateway.key, gateway.model)
+            return [proc], Target(gateway.name, base, litellm.MASTER_KEY, gateway.model)
+        return [], Target(gateway.name, gateway.base_url, gateway.key, gateway.model)
 
     async def section(self, gateway: Gateway, repeat: int) -> Metrics:
-        proc, target = self.launch(gateway)
+        count = self.args.processes if gateway.kind == "momor" else 1
+        procs, target = self.launch(gateway, count)
+        pids = tuple(p.pid for p in procs)
+        cores = tuple(gateway_core(i) for i in range(len(procs))) or (GATEWAY_CORE,)
         try:
             print(f"[{repeat}] {gateway.name}: direct baseline", flush=True)
-            direct = await measure(self.direct(), self.plan, None, soak=False)
-            print(f"[{repeat}] {gateway.name}: measuring (pid {proc and proc.pid})", flush=True)
-            result = await measure(target, self.plan, proc.pid if proc else None)
+            direct = await measure(self.direct(), self.plan, soak=False)
+            print(f"[{repeat}] {gateway.name}: measuring (pids {pids})", flush=True)
+            result = await measure(target, self.plan, pids, cores)
             section: Metrics = {"gateway": gateway.name, "direct": direct, "target": result}
+            section["processes"] = len(procs)
+            section["env"] = dict(gateway.env)
             section["added"] = added(direct, result)
-            if self.args.profile and proc is not None and repeat == 1:
-                section["profile"] = await self.profile(proc, target)
+            if self.args.profile and procs and repeat == 1:
+                section["profile"] = await self.profile(procs[0], target)
             return section
         finally:
-            if proc is not None:
+            for proc in procs:
                 self.procs.stop(proc)
 
     async def profile(self, proc: Proc, target: Target) -> Metrics:
@@ -192,23 +246,29 @@ class Bench:
             time.sleep(1.0)
             backlog = deploy.redis_len(db, "celery")
         sql = "SELECT status || '=' || count(*) FROM billing_generation GROUP BY status"
-        rows = _psql_value(self.deployment.settings.database, sql)
+        rows = deploy.psql_value(self.deployment.settings.database, sql)
         return {"celery_backlog_left": backlog, "generations_by_status": rows}
 
 
-def _psql_value(database: str, sql: str) -> str:
-    out = subprocess.run(  # noqa: S603
-        ["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", database, "-tA", "-c", sql],  # noqa: S607
-        capture_output=True, text=True,
-    )  # fmt: skip
-    return " ".join(out.stdout.split()) or out.stderr.strip()
+def gateway_core(i: int) -> int:
+    """Momor process i's core: 0 for the first, then one per core."""
+    return (GATEWAY_CORE + i) % (os.cpu_count() or 1)
 
 
-async def measure_all(bench: Bench, wanted: list[Gateway]) -> list[list[Metrics]]:
-    runs = []
+async def measure_all(
+    bench: Bench, wanted: list[Gateway]
+) -> tuple[list[list[Metrics]], list[Metrics]]:
+    runs, scaled = [], []
+    momors = [g for g in wanted if g.kind == "momor" and g.name == f"momor-{g.server}"]
+    limits = await scale.measure_limits(bench, momors) if bench.args.scale else {}
     for repeat in range(1, bench.args.repeat + 1):
         runs.append([await bench.section(g, repeat) for g in wanted])
-    return runs
+        if bench.args.scale and momors:
+            scaled.append(await scale.measure_scale(bench, momors, repeat))
+    for result in scaled:
+        for name, checked in limits.items():
+            result["servers"][name].update(checked)
+    return runs, scaled
 
 
 def _pin_self() -> None:
@@ -222,7 +282,9 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-def build_report(bench: Bench, wanted: list[Gateway], runs: list[list[Metrics]]) -> Metrics:
+def build_report(
+    bench: Bench, wanted: list[Gateway], runs: list[list[Metrics]], scaled: list[Metrics]
+) -> Metrics:
     sections = [median_tree([run[i] for run in runs]) for i in range(len(wanted))]
     for i, section in enumerate(sections):  # the profile of the first repeat, as taken
         if "profile" in runs[0][i]:
@@ -235,7 +297,13 @@ def build_report(bench: Bench, wanted: list[Gateway], runs: list[list[Metrics]])
                     "celery_worker": LOAD_CORE},
         "sections": sections, "targets": targets(sections),
         "runs": runs if len(runs) > 1 else None,
+        "processes": bench.args.processes,
+        "scale": median_tree(scaled) if scaled else None,
+        "scale_runs": scaled if len(scaled) > 1 else None,
     }  # fmt: skip
+    if bench.args.processes > 1:
+        report["pinning"]["gateway"] = [gateway_core(i) for i in range(bench.args.processes)]
+        report["pinning"]["note"] = scale.pinning_note(bench.args.processes)
     if bench.deployment is not None:
         report["momor_recording"] = bench.recording()
     return report
@@ -251,8 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     bench = Bench(args, time.strftime("%Y%m%d-%H%M%S"))
     try:
         bench.start(wanted)
-        runs = asyncio.run(measure_all(bench, wanted))
-        report = build_report(bench, wanted, runs)
+        runs, scaled = asyncio.run(measure_all(bench, wanted))
+        report = build_report(bench, wanted, runs, scaled)
     except KeyboardInterrupt:
         print("interrupted: stopping everything started")
         return 130
@@ -268,6 +336,8 @@ def print_report(report: Metrics, path: Path) -> None:
     print(f"\nmachine: {m['nproc']} cores, {m['cpu_model']}, Python {m['python']}; "
           f"gateway on core {GATEWAY_CORE}, fake upstream + load generator on core {LOAD_CORE}; "
           f"medians of {report['repeat']} run(s)\n")  # fmt: skip
+    if report["processes"] > 1:
+        print(f"Momor: {report['pinning']['note']}\n")
     print(table(report))
     busy = [s["target"]["throughput"].get("core_other_pct") or 0 for s in report["sections"]]
     if max(busy, default=0) > 10 or float(m["loadavg_at_start"][0]) > 2.5:
@@ -285,6 +355,9 @@ def print_report(report: Metrics, path: Path) -> None:
         _print_errors(section)
         if "profile" in section:
             _print_profile(section["profile"])
+    if report.get("scale"):
+        print(f"\nscale-out (saturated throughput; {report['scale']['pinning']['2']}):")
+        print(scale_table(report["scale"]))
     if report.get("momor_recording"):
         print(f"\nMomor recording: {report['momor_recording']}")
     print("\ntargets (issue 7):")
