@@ -5,6 +5,7 @@ unreachable calls still succeed and their records are stored directly."""
 from __future__ import annotations
 
 import logging
+import re
 import socket
 import subprocess
 import time
@@ -177,6 +178,7 @@ def test_with_the_broker_unreachable_calls_succeed_and_their_records_are_stored_
     ids = [r.headers["x-momor-request-id"] for r in responses]
     generations = wait_for_generations(ids, timeout=5)
     assert {g.cost for g in generations} == {Decimal("0.002250000")}
-    assert caplog.text.count("broker unreachable; storing") == 3
+    stored_directly = re.findall(r"broker unreachable; storing (\d+) calls directly", caplog.text)
+    assert sum(int(n) for n in stored_directly) == 3
     assert assert_ledger_balances(world, Decimal(100)) == Decimal("99.993250000")
     assert store().unposted(world.org.pk) == {}

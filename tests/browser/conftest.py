@@ -28,7 +28,7 @@ ARGS = [
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Playwright]:
     # Sync Playwright keeps an event loop on the main thread, which Django takes for an async
     # context; the tests' own ORM calls are plain synchronous ones, so the guard is lifted.
@@ -38,7 +38,7 @@ def playwright() -> Iterator[Playwright]:
     del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian's chromium is not installed (scripts/test.sh installs it)")
