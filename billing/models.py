@@ -9,7 +9,7 @@ from django.db import models
 
 from accounts.models import ApiKey, Organization
 
-MONEY = {"max_digits": 18, "decimal_places": 9}
+MONEY_DIGITS, MONEY_PLACES = 18, 9  # USD to the nano-dollar, as the admission counters count
 
 
 class GenerationStatus(models.TextChoices):
@@ -47,7 +47,9 @@ class Generation(models.Model):
     cache_write_tokens = models.PositiveIntegerField(default=0)
     reasoning_tokens = models.PositiveIntegerField(default=0)
     usage_estimated = models.BooleanField(default=False)
-    cost = models.DecimalField(**MONEY, default=Decimal(0))
+    cost = models.DecimalField(
+        max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES, default=Decimal(0)
+    )
     prices = models.JSONField(default=dict, blank=True)
     latency_ms = models.PositiveIntegerField(default=0)
     first_token_ms = models.PositiveIntegerField(null=True, blank=True)
@@ -83,7 +85,9 @@ class Attempt(models.Model):
     first_token_ms = models.PositiveIntegerField(null=True, blank=True)
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
-    cost = models.DecimalField(**MONEY, default=Decimal(0))
+    cost = models.DecimalField(
+        max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES, default=Decimal(0)
+    )
     prices = models.JSONField(default=dict, blank=True)
 
     class Meta:
@@ -108,8 +112,8 @@ class LedgerEntry(models.Model):
 
     organization = models.ForeignKey(Organization, on_delete=models.PROTECT, related_name="ledger")
     kind = models.CharField(max_length=12, choices=EntryKind.choices)
-    amount = models.DecimalField(**MONEY)
-    balance_after = models.DecimalField(**MONEY)
+    amount = models.DecimalField(max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES)
+    balance_after = models.DecimalField(max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES)
     generation = models.ForeignKey(
         Generation, null=True, blank=True, on_delete=models.PROTECT, related_name="ledger"
     )
