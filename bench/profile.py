@@ -26,13 +26,16 @@ CATEGORIES: dict[str, tuple[str, ...]] = {
     ),
     "asgiref sync_to_async / thread hops": ("asgiref/sync.py", "concurrent/futures/thread.py"),
     "db queries (django.db, psycopg)": ("django/db/", "psycopg"),
-    "httpx / httpcore (upstream call)": ("httpx/", "httpcore/"),
+    "upstream call (aiohttp, httpx / httpcore)": ("aiohttp/", "httpx/", "httpcore/"),
     "redis (admission, rate limit)": ("redis/",),
     "celery / kombu (record hand-off)": ("celery/", "kombu/"),
     "json (orjson, json)": ("orjson", "json/", "(dumps)", "(loads)"),
     "momor gateway/": ("gateway/",),
     "momor billing/": ("billing/",),
-    "asyncio event loop": ("asyncio/",),
+    "asyncio event loop (uvloop runs in C, so its own time shows in the callers)": (
+        "asyncio/",
+        "uvloop/",
+    ),
 }
 
 
