@@ -38,6 +38,22 @@ CATEGORIES: dict[str, tuple[str, ...]] = {
     ),
 }
 
+# Exclusive owners: each sample goes to the owner of its deepest frame that has one (the
+# standard library's frames go to their caller: kombu's json encoding to the hand-off); a
+# sample no owner's frame is in is the event loop and the interpreter.
+OWNERS: dict[str, tuple[str, ...]] = {
+    "celery / kombu (record hand-off)": ("celery/", "kombu/"),
+    "redis": ("redis/",),
+    "upstream call (aiohttp, httpx)": ("aiohttp/", "httpx/", "httpcore/", "httpx_aiohttp/"),
+    "server (uvicorn, daphne/twisted, granian)": ("uvicorn/", "daphne/", "twisted/", "granian"),
+    "django": ("django/",),
+    "asgiref thread hops": ("asgiref/",),
+    "db (psycopg)": ("psycopg",),
+    "momor billing/": ("billing/",),
+    "momor gateway/": ("gateway/",),
+}
+LOOP = "event loop and interpreter (asyncio, uvloop, threads)"
+
 
 def ensure_py_spy() -> Path:
     binary = VENV / "bin" / "py-spy"
@@ -78,6 +94,7 @@ def record(pid: int, seconds: int, out: Path) -> list[subprocess.Popen[bytes]]:
 def summarize(collapsed: Path, top: int = 25) -> dict[str, Any]:
     """Shares of samples by category (inclusive) and by leaf function (self time)."""
     total, by_cat, leaves, own = 0, Counter[str](), Counter[str](), Counter[str]()
+    owners = Counter[str]()
     for line in collapsed.read_text(errors="replace").splitlines():
         stack, _, count_text = line.rpartition(" ")
         if not stack or not count_text.isdigit():
@@ -89,6 +106,7 @@ def summarize(collapsed: Path, top: int = 25) -> dict[str, Any]:
             if any(n in frame for frame in frames for n in needles):
                 by_cat[name] += count
         leaves[_short(frames[-1])] += count
+        owners[_owner(frames)] += count
         for frame in set(frames):
             if "/momor/" in frame or "gateway/" in frame or "billing/" in frame:
                 own[_short(frame)] += count
@@ -96,9 +114,19 @@ def summarize(collapsed: Path, top: int = 25) -> dict[str, Any]:
     return {
         "samples": total,
         "categories_pct": {k: share(v) for k, v in by_cat.most_common()},
+        "owners_pct": {k: share(v) for k, v in owners.most_common()},
         "top_self_pct": {k: share(v) for k, v in leaves.most_common(top)},
         "top_momor_inclusive_pct": {k: share(v) for k, v in own.most_common(top)},
     }
+
+
+def _owner(frames: list[str]) -> str:
+    for frame in reversed(frames):
+        where = frame.partition(" (")[2]
+        for name, needles in OWNERS.items():
+            if any(where.startswith(n) or f"/{n}" in where for n in needles):
+                return name
+    return LOOP
 
 
 def _short(frame: str) -> str:
