@@ -42,3 +42,10 @@ def _new_client() -> httpx.AsyncClient:
         follow_redirects=False,
         trust_env=False,
     )
+
+
+async def close() -> None:
+    """Close this event loop's client (at server shutdown)."""
+    found = _clients.pop(asyncio.get_running_loop(), None)
+    if found is not None:
+        await found.aclose()

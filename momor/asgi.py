@@ -24,12 +24,14 @@ from django.urls import path  # noqa: E402
 from accounts.consumers import GenerationFeed  # noqa: E402
 from gateway.body_limit import BodyLimit  # noqa: E402
 from gateway.lean import LeanCompletions  # noqa: E402
+from gateway.lifespan import lifespan  # noqa: E402
 
 http_app = LeanCompletions(django_asgi_app) if settings.MOMOR_LEAN_COMPLETIONS else django_asgi_app
 
 application = ProtocolTypeRouter(
     {
         "http": BodyLimit(http_app, settings.MOMOR_MAX_BODY_BYTES),
+        "lifespan": lifespan,
         "websocket": AllowedHostsOriginValidator(
             AuthMiddlewareStack(URLRouter([path("ws/generations/", GenerationFeed.as_asgi())]))
         ),

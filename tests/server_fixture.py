@@ -27,7 +27,7 @@ class GatewayServer:
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         from momor.asgi import application
 
-        config = uvicorn.Config(application, log_level="warning", lifespan="off")
+        config = uvicorn.Config(application, log_level="warning", lifespan="on")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self._run, name="momor-test-server", daemon=True)
 
