@@ -135,6 +135,7 @@ class Meter:
             wall = time.perf_counter() - wall0
             other = self.cores_busy() - core0 - used
             step["core_other_pct"] = round(max(other, 0.0) / wall * 100, 1)
+        if self.pids:
             step["rss_max_mib"] = round(max(rss, default=self.rss()), 1)
         return step
 

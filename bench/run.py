@@ -303,7 +303,7 @@ def build_report(
     }  # fmt: skip
     if bench.args.processes > 1:
         report["pinning"]["gateway"] = [gateway_core(i) for i in range(bench.args.processes)]
-        report["pinning"]["note"] = scale.pinning_note(bench.args.processes)
+        report["pinning"]["note"] = scale.pinning_note(bench.args.processes, scaled=False)
     if bench.deployment is not None:
         report["momor_recording"] = bench.recording()
     return report

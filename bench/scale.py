@@ -43,9 +43,15 @@ SETTLE_SECONDS = 120.0
 NICE = 5
 
 
-def pinning_note(processes: int) -> str:
+def pinning_note(processes: int, scaled: bool = True) -> str:
+    """Where the processes ran: `scaled` for the scale steps (nice, the worker paused)."""
     if processes < 2:
         return "1 process on core 0; fake upstream, load generator and Celery on core 1"
+    if not scaled:
+        return (
+            f"{processes} processes, one per core: the one on core 1 shares it with the fake "
+            "upstream, the load generator and the Celery worker"
+        )
     return (
         f"{processes} processes, one per core (0 and 1), at nice {NICE}: the second shares "
         "core 1 with the fake upstream and the load generator (the Celery worker paused)"
