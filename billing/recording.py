@@ -8,6 +8,7 @@ paths is stored once."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import queue
@@ -29,6 +30,7 @@ from billing.records import CallRecord, record_payload
 log = logging.getLogger(__name__)
 
 BATCH = 200
+HIGH_WATER = 2_000
 LINGER = 0.02
 
 _queue: queue.SimpleQueue[CallRecord] = queue.SimpleQueue()
@@ -46,6 +48,13 @@ def record_call(record: CallRecord) -> None:
     _ensure_writer()
     _last_handed = next(_handed)
     _queue.put(record)
+
+
+async def make_room() -> None:
+    """While the writer is far behind (a gateway saturated beyond what it can record), new calls
+    wait for it: memory stays bounded and no record is ever dropped."""
+    while _queue.qsize() > HIGH_WATER:
+        await asyncio.sleep(0.005)
 
 
 def drain(timeout: float = 10.0) -> bool:

@@ -12,7 +12,7 @@ import orjson
 from django.conf import settings
 from django.utils import timezone
 
-from billing.recording import record_call
+from billing.recording import make_room, record_call
 from billing.records import CallRecord
 from gateway.admission import admit, count_refused, worst_cost
 from gateway.caller import Caller
@@ -48,6 +48,7 @@ async def complete(
     if len(raw) > settings.MOMOR_MAX_BODY_BYTES:
         raise request_too_large(settings.MOMOR_MAX_BODY_BYTES)
     body = _json_object(raw)
+    await make_room()
     caller = await authenticate()
     record = _new_record(request_id, caller, body)
     try:
