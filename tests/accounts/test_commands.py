@@ -3,10 +3,7 @@ save_provider_key. Each prints one line on success and refuses bad input with on
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from datetime import timedelta
 from decimal import Decimal
 from io import StringIO
@@ -15,7 +12,6 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
-from django.db import connection
 from django.test import override_settings
 from django.utils import timezone
 
@@ -30,6 +26,7 @@ from accounts.services import (
 )
 from billing.models import EntryKind, LedgerEntry
 from gateway.models import Provider, Region
+from tests.child_process import manage
 from tests.conftest import make_key
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,24 +43,6 @@ def refusal(*args: str) -> str:
     with pytest.raises(CommandError) as caught:
         run(*args)
     return str(caught.value)
-
-
-def manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """Run manage.py in a child process, on the test database."""
-    db = connection.settings_dict
-    if "postgresql" not in db["ENGINE"]:
-        pytest.skip("the child process needs the test database on a server")
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
-    url = f"postgres://{auth}@{db['HOST'] or 'localhost'}:{db['PORT'] or 5432}/{db['NAME']}"
-    return subprocess.run(  # noqa: S603 - our own manage.py, with arguments written here
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env={**os.environ, "DATABASE_URL": url, **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 # create_org ----------------------------------------------------------------------------

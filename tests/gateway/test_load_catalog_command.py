@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import connection
 
 from gateway.models import Offering
+from tests.child_process import manage
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,24 +58,6 @@ def refusal(*args: str) -> str:
     with pytest.raises(CommandError) as caught:
         run(*args)
     return str(caught.value)
-
-
-def manage(*args: str) -> subprocess.CompletedProcess[str]:
-    """Run manage.py in a child process, on the test database."""
-    db = connection.settings_dict
-    if "postgresql" not in db["ENGINE"]:
-        pytest.skip("the child process needs the test database on a server")
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
-    url = f"postgres://{auth}@{db['HOST'] or 'localhost'}:{db['PORT'] or 5432}/{db['NAME']}"
-    return subprocess.run(  # noqa: S603 - our own manage.py, with arguments written here
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env={**os.environ, "DATABASE_URL": url},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 @pytest.mark.django_db
