@@ -7,7 +7,6 @@ import re
 from datetime import timedelta
 from decimal import Decimal
 from io import StringIO
-from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
@@ -29,7 +28,6 @@ from gateway.models import Provider, Region
 from tests.child_process import manage
 from tests.conftest import make_key
 
-ROOT = Path(__file__).resolve().parents[2]
 KEY_SHAPE = re.compile(r"^sk-momor-[A-Za-z0-9_-]{43}$")
 
 

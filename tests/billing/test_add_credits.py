@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from decimal import Decimal
 from io import StringIO
-from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -13,8 +12,6 @@ from accounts.models import Organization
 from billing.ledger import ledger_sum
 from billing.models import EntryKind, LedgerEntry
 from tests.child_process import manage
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(*args: str) -> str:
