@@ -78,8 +78,8 @@ async def admit(caller: Caller, request_id: str, amount: Decimal) -> Ticket:
             await dbthread.lookup(partial(load_key_spend, key_id, chosen))
         except Refused as refused:
             raise refusal(refused, amount) from None
-        except RedisError:
-            log.warning("Redis unreachable: admitting on this process's own counters")
+        except RedisError as exc:
+            log.warning("Redis unreachable (%s): admitting on this process's own counters", exc)
             chosen = local_store()
         except DatabaseError:
             break

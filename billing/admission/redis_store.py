@@ -23,6 +23,9 @@ from billing.admission.base import (
 )
 
 PREFIX = "momor:adm"
+# Connections to Redis per event loop: calls beyond it wait their turn (up to the connect
+# timeout) rather than fail, which would send them to this process's own counters.
+POOL_SIZE = 64
 
 # KEYS: balance hash, reservations hash, reservation expiries zset, reserved total,
 #       unposted hash, unposted expiries zset, unposted total, key spent, rate window
@@ -148,8 +151,11 @@ class RedisStore(AdmissionStore):
         loop = asyncio.get_running_loop()
         client = self._async.get(loop)
         if client is None:
-            client = aioredis.Redis.from_url(self.url, socket_timeout=10, socket_connect_timeout=2)
-            self._async[loop] = client
+            pool = aioredis.BlockingConnectionPool.from_url(
+                self.url, max_connections=POOL_SIZE, timeout=2,
+                socket_timeout=10, socket_connect_timeout=2,
+            )  # fmt: skip
+            client = self._async[loop] = aioredis.Redis(connection_pool=pool)
         return client
 
     async def admit(self, request: AdmitRequest) -> Ticket:

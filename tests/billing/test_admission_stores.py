@@ -3,6 +3,7 @@ process's own: reserve, refuse, settle, post, expire."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 
 import pytest
@@ -11,7 +12,7 @@ import redis
 from billing.admission import NeedBalance, NeedKeySpend, Refused
 from billing.admission.base import AdmissionStore, AdmitRequest
 from billing.admission.local import LocalStore
-from billing.admission.redis_store import RedisStore
+from billing.admission.redis_store import POOL_SIZE, RedisStore
 
 NOW = 1_790_000_000_000
 TTL = 60_000
@@ -121,3 +122,15 @@ async def test_a_free_call_is_admitted_on_an_overspent_balance(store: AdmissionS
     await store.admit(ask("r1", 0))
     with pytest.raises(Refused):
         await store.admit(ask("r2", 1))
+
+
+async def test_more_calls_at_once_than_connections_all_reserve_in_the_store(
+    store: AdmissionStore,
+) -> None:
+    calls = POOL_SIZE * 3
+    store.sync_balance(7, 10 * calls, 1)
+    tickets = await asyncio.gather(*(store.admit(ask(f"r{i}", 10)) for i in range(calls)))
+    assert len(store.open_reservations(7, NOW)) == calls
+    assert all(ticket.shared for ticket in tickets) == isinstance(store, RedisStore)
+    with pytest.raises(Refused):
+        await store.admit(ask("one-more", 1))
