@@ -203,12 +203,14 @@ def server_available(server: str) -> str | None:
 
 def start_momor(
     procs: Procs, deployment: Deployment, server: str, core: int, log: bool,
-    name: str = "", env: dict[str, str] | None = None, nice: int = 0,
+    name: str = "", env: dict[str, str] | None = None, nice: int = 0, traced: bool = False,
 ) -> tuple[Proc, str]:  # fmt: skip
     """Momor under `server`, one process on `core` (`env` added to the deployment's, at
-    `nice`); returns it and its base URL."""
+    `nice`, under `bench.traced` when `traced`); returns it and its base URL."""
     port = free_port()
     argv = server_argv(server, port, log)
+    if traced:
+        argv = [str(VENV_BIN / "python"), "-m", "bench.traced", *argv]
     if nice:
         argv = ["nice", "-n", str(nice), *argv]
     full_env = {**deployment.env, **(env or {})}

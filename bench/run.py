@@ -4,7 +4,7 @@ gateway, each measured alone on core 0 against the direct baseline measured besi
     .venv/bin/python -m bench.run [--server daphne] [--litellm] [--soak 60] [--repeat 1]
                                   [--gateway NAME=BASE_URL,KEY[,MODEL]] [--profile] [--quick]
                                   [--processes N] [--scale] [--momor-env KEY=VALUE]
-                                  [--variant LABEL:KEY=VALUE[,KEY=VALUE]]
+                                  [--variant LABEL:KEY=VALUE[,KEY=VALUE]] [--memory SECONDS]
 
 See bench/README.md for what each number means."""
 
@@ -20,7 +20,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from bench import deploy, litellm, profile, scale
+from bench import deploy, litellm, memtrace, profile, scale
 from bench.loadgen import Target, run_phase
 from bench.measure import Plan, measure
 from bench.procs import Proc, Procs
@@ -66,6 +66,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--repeat", type=int, default=1, metavar="N")
     p.add_argument("--profile", action="store_true", help="py-spy Momor during saturation")
     p.add_argument("--profile-seconds", type=int, default=15)
+    p.add_argument("--memory", type=float, default=0.0, metavar="SECONDS",
+                   help="also soak Momor this long under tracemalloc: growth by site")  # fmt: skip
     p.add_argument("--quick", action="store_true", help="short phases (a smoke run)")
     p.add_argument("--access-log", action="store_true", help="leave Momor's access log on")
     p.add_argument("--fake-port", type=int, default=0, help="port of the fake upstream")
@@ -190,13 +192,17 @@ class Bench:
                     self.procs.stop(proc)
                 raise
             ports = tuple(int(base.rsplit(":", 1)[1].split("/")[0]) for _, base in started[1:])
-            target = Target(gateway.name, started[0][1], self.deployment.key, gateway.model,
-                            more_ports=ports)  # fmt: skip
+            target = self.momor_target(gateway, started[0][1], ports)
             return [proc for proc, _ in started], target
         if gateway.kind == "litellm":
             proc, base = litellm.start(self.procs, self.fake_url, GATEWAY_CORE, self.logs)
             return [proc], Target(gateway.name, base, litellm.MASTER_KEY, gateway.model)
         return [], Target(gateway.name, gateway.base_url, gateway.key, gateway.model)
+
+    def momor_target(self, gateway: Gateway, base: str, more_ports: tuple[int, ...] = ()) -> Target:
+        if self.deployment is None:
+            raise RuntimeError("Momor's deployment is not set up")
+        return Target(gateway.name, base, self.deployment.key, gateway.model, more_ports)
 
     async def section(self, gateway: Gateway, repeat: int) -> Metrics:
         count = self.args.processes if gateway.kind == "momor" else 1
@@ -214,10 +220,12 @@ class Bench:
             section["added"] = added(direct, result)
             if self.args.profile and procs and repeat == 1:
                 section["profile"] = await self.profile(procs[0], target)
-            return section
         finally:
             for proc in procs:
                 self.procs.stop(proc)
+        if self.args.memory and gateway.kind == "momor" and repeat == 1:
+            section["memory"] = await memtrace.trace(self, gateway, self.args.memory)
+        return section
 
     async def profile(self, proc: Proc, target: Target) -> Metrics:
         seconds = self.args.profile_seconds
@@ -287,8 +295,9 @@ def build_report(
 ) -> Metrics:
     sections = [median_tree([run[i] for run in runs]) for i in range(len(wanted))]
     for i, section in enumerate(sections):  # the profile of the first repeat, as taken
-        if "profile" in runs[0][i]:
-            section["profile"] = runs[0][i]["profile"]
+        for taken in ("profile", "memory"):
+            if taken in runs[0][i]:
+                section[taken] = runs[0][i][taken]
     report: Metrics = {
         "machine": machine([g.server for g in wanted if g.server])
         | {"loadavg_at_start": bench.loadavg_at_start},
@@ -355,6 +364,8 @@ def print_report(report: Metrics, path: Path) -> None:
         _print_errors(section)
         if "profile" in section:
             _print_profile(section["profile"])
+        if "memory" in section:
+            print(memtrace.text(section["memory"]))
     if report.get("scale"):
         print(f"\nscale-out (saturated throughput; {report['scale']['pinning']['2']}):")
         print(scale_table(report["scale"]))

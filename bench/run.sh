@@ -10,5 +10,5 @@ source scripts/lib.sh
 ensure_apt_packages postgresql redis-server util-linux
 ensure_postgres
 ensure_redis
-ensure_venv
+ensure_venv fake
 exec .venv/bin/python -m bench.run "$@"
