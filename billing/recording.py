@@ -25,7 +25,7 @@ from billing.admission import store
 from billing.admission.select import local_store
 from billing.cost import to_units
 from billing.generations import generation_record, served_cost
-from billing.records import CallRecord, record_payload
+from billing.records import CallRecord
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +140,8 @@ def _enqueue(batch: list[CallRecord]) -> bool:
     try:
         with producers[_broker(settings.CELERY_BROKER_URL)].acquire(timeout=2) as producer:
             record_generations.apply_async(
-                args=[[record_payload(record) for record in batch]],
+                args=[batch],
+                serializer="orjson",
                 producer=producer,
                 retry=True,
                 retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.2},

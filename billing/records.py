@@ -3,7 +3,7 @@ data (billing never imports the gateway)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -57,13 +57,6 @@ class CallRecord:
     first_token_ms: int | None = None
     attempts: list[AttemptRecord] = field(default_factory=list)
     ticket: Ticket | None = None
-
-
-def record_payload(record: CallRecord) -> dict[str, Any]:
-    """The record as JSON-ready data, for the Celery task."""
-    data = asdict(record)
-    data["created_at"] = record.created_at.isoformat()
-    return data
 
 
 def record_from_payload(data: dict[str, Any]) -> CallRecord:

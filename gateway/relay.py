@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
 import orjson
 from django.conf import settings
 
@@ -30,7 +29,7 @@ from gateway.providers.base import (
 )
 from gateway.routing import Candidate
 from gateway.sse import DONE, Decoder, encode
-from gateway.upstream import client
+from gateway.upstream import Response, UpstreamError, send
 
 RETRYABLE_4XX = frozenset({401, 403, 408, 429})
 SHOWN_FIELDS = ("content", "reasoning", "tool_calls", "refusal", "audio", "reasoning_details")
@@ -108,11 +107,11 @@ async def _try_plain(call: Call, candidate: Candidate) -> Answer | None:
         return None
     try:
         data = await _read_all(response)
-    except (httpx.HTTPError, TimeoutError) as exc:
+    except (UpstreamError, TimeoutError) as exc:
         attempt.failed(Failure(None, _transport_message(exc)))
         return None
     finally:
-        await response.aclose()
+        await response.close()
     if response.status_code >= 300:
         return _refused(call, attempt, adapter.failure(response.status_code, data))
     try:
@@ -141,10 +140,10 @@ async def _try_stream(call: Call, candidate: Candidate) -> Answer | None:
     try:
         opening = await relay.opening()
     except BaseException:
-        await response.aclose()
+        await response.close()
         raise
     if opening is None:
-        await response.aclose()
+        await response.close()
         return None
     headers = _served_headers(candidate) | {"cache-control": "no-cache"}
     return Answer(200, headers, relay.rest(opening))
@@ -152,7 +151,7 @@ async def _try_stream(call: Call, candidate: Candidate) -> Answer | None:
 
 async def _open(
     call: Call, candidate: Candidate, adapter: Adapter, attempt: Attempt
-) -> httpx.Response | None:
+) -> Response | None:
     try:
         prepared = await adapter.prepare(call.body, call.options, candidate)
     except CannotCarry as exc:
@@ -162,30 +161,26 @@ async def _open(
     except PrepareFailed as exc:
         attempt.failed(exc.failure)
         return None
-    http = client()
-    request = http.build_request(
-        "POST", prepared.url, headers=prepared.headers, content=prepared.body
-    )
     try:
         async with asyncio.timeout(settings.MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT):
-            return await http.send(request, stream=True)
-    except (httpx.HTTPError, TimeoutError) as exc:
+            return await send(prepared.url, prepared.headers, prepared.body)
+    except (UpstreamError, TimeoutError) as exc:
         attempt.failed(Failure(None, _transport_message(exc)))
         return None
 
 
-async def _read_all(response: httpx.Response) -> bytes:
+async def _read_all(response: Response) -> bytes:
     async with asyncio.timeout(settings.MOMOR_UPSTREAM_CHUNK_TIMEOUT):
-        return await response.aread()
+        return await response.read()
 
 
-async def _read_failure(response: httpx.Response) -> bytes:
+async def _read_failure(response: Response) -> bytes:
     try:
         return await _read_all(response)
-    except (httpx.HTTPError, TimeoutError):
+    except (UpstreamError, TimeoutError):
         return b""
     finally:
-        await response.aclose()
+        await response.close()
 
 
 def _refused(call: Call, attempt: Attempt, failure: Failure) -> Answer | None:
@@ -244,7 +239,7 @@ class StreamRelay:
         call: Call,
         candidate: Candidate,
         attempt: Attempt,
-        response: httpx.Response,
+        response: Response,
         translator: StreamTranslator,
     ) -> None:
         self.call, self.candidate, self.attempt = call, candidate, attempt
@@ -264,7 +259,7 @@ class StreamRelay:
             self.attempt.failed(Failure(502, "The provider closed the stream without an answer."))
         except StreamFailed as exc:
             self.attempt.failed(exc.failure)
-        except (httpx.HTTPError, TimeoutError) as exc:
+        except (UpstreamError, TimeoutError) as exc:
             self.attempt.failed(Failure(None, _transport_message(exc)))
         return None
 
@@ -284,16 +279,16 @@ class StreamRelay:
         except StreamFailed as exc:
             outcome = "broken"
             yield self._error_chunk(exc.failure)
-        except (httpx.HTTPError, TimeoutError) as exc:
+        except (UpstreamError, TimeoutError) as exc:
             outcome = "broken"
             yield self._error_chunk(Failure(502, _broken_message(exc)))
         finally:
-            await self.response.aclose()
+            await self.response.close()
             self._finish(outcome)
 
     async def _chunks(self) -> AsyncIterator[dict[str, Any]]:
         decoder = Decoder()
-        stream = self.response.aiter_bytes()
+        stream = self.response.chunks()
         timeout = settings.MOMOR_UPSTREAM_CHUNK_TIMEOUT
         while True:
             try:
@@ -444,14 +439,14 @@ def _tokens(usage: Usage | None) -> TokenCounts | None:
 
 
 def _transport_message(exc: BaseException) -> str:
-    if isinstance(exc, TimeoutError | httpx.TimeoutException):
+    if isinstance(exc, TimeoutError):
         return "The provider did not answer in time."
-    if isinstance(exc, httpx.ConnectError):
+    if isinstance(exc, UpstreamError) and exc.connect:
         return "The provider could not be reached."
     return "The provider closed the connection."
 
 
 def _broken_message(exc: BaseException) -> str:
-    if isinstance(exc, TimeoutError | httpx.TimeoutException):
+    if isinstance(exc, TimeoutError):
         return "The provider stopped answering mid-answer."
     return "The provider closed the connection mid-answer."

@@ -1,51 +1,184 @@
-"""The shared HTTP client for upstream calls: one keep-alive pool per event loop.
+"""Calls to providers: one keep-alive connection pool per event loop, and the one small
+interface the relay speaks (`send`, `Response`, `UpstreamError`) whichever client is under it.
 
-The client is httpx's; its transport is aiohttp's connection pool by default
-(`MOMOR_UPSTREAM_TRANSPORT=aiohttp`, through httpx-aiohttp), which the benchmark measured at
-a fraction of httpcore's cost per call under concurrency (httpcore scans every pooled
-connection on each request). `MOMOR_UPSTREAM_TRANSPORT=httpx` keeps httpx's own."""
+aiohttp's client is the default (`MOMOR_UPSTREAM_TRANSPORT=aiohttp`): the benchmark measured
+httpx's own pool (httpcore scans every pooled connection on each request) and httpx's request
+and response models over aiohttp's pool at several times aiohttp's cost per call.
+`MOMOR_UPSTREAM_TRANSPORT=httpx` uses httpx. Timeouts surface as `TimeoutError`, every other
+failure of the exchange as `UpstreamError`."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from typing import Protocol
 
+import aiohttp
 import httpx
 from django.conf import settings
-from httpx_aiohttp import AiohttpTransport
 
-_clients: dict[asyncio.AbstractEventLoop, httpx.AsyncClient] = {}
-LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=200, keepalive_expiry=60)
-
-
-def client() -> httpx.AsyncClient:
-    loop = asyncio.get_running_loop()
-    found = _clients.get(loop)
-    if found is None:
-        found = _clients[loop] = _new_client()
-    return found
+POOL_SIZE = 1000
+KEEPALIVE_SECONDS = 60
 
 
-def _new_client() -> httpx.AsyncClient:
-    chunk = settings.MOMOR_UPSTREAM_CHUNK_TIMEOUT
-    connect = settings.MOMOR_UPSTREAM_CONNECT_TIMEOUT
-    first_byte = settings.MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT
-    transport = (
-        AiohttpTransport(limits=LIMITS, trust_env=False)
-        if settings.MOMOR_UPSTREAM_TRANSPORT == "aiohttp"
-        else httpx.AsyncHTTPTransport(limits=LIMITS, trust_env=False)
-    )
-    return httpx.AsyncClient(
-        timeout=httpx.Timeout(
-            connect=connect, read=max(chunk, first_byte), write=chunk, pool=connect
-        ),
-        transport=transport,
-        follow_redirects=False,
-        trust_env=False,
-    )
+class UpstreamError(Exception):
+    """The exchange with the provider broke; `connect` when it could not be reached at all."""
+
+    def __init__(self, message: str, *, connect: bool = False) -> None:
+        super().__init__(message)
+        self.connect = connect
+
+
+class Response(Protocol):
+    status_code: int
+
+    async def read(self) -> bytes: ...
+
+    def chunks(self) -> AsyncIterator[bytes]: ...
+
+    async def close(self) -> None: ...
+
+
+class Client(Protocol):
+    async def send(self, url: str, headers: dict[str, str], body: bytes) -> Response: ...
+
+    async def close(self) -> None: ...
+
+
+_clients: dict[tuple[asyncio.AbstractEventLoop, str], Client] = {}
+
+
+async def send(url: str, headers: dict[str, str], body: bytes) -> Response:
+    """POST `body`; returns once the response's head has arrived (its body still to read)."""
+    key = (asyncio.get_running_loop(), settings.MOMOR_UPSTREAM_TRANSPORT)
+    client = _clients.get(key)
+    if client is None:
+        client = _clients[key] = HttpxClient() if key[1] == "httpx" else AiohttpClient()
+    return await client.send(url, headers, body)
 
 
 async def close() -> None:
-    """Close this event loop's client (at server shutdown)."""
-    found = _clients.pop(asyncio.get_running_loop(), None)
-    if found is not None:
-        await found.aclose()
+    """Close this event loop's pools (at server shutdown)."""
+    loop = asyncio.get_running_loop()
+    for key in [key for key in _clients if key[0] is loop]:
+        await _clients.pop(key).close()
+
+
+def _read_timeout() -> float:
+    return float(
+        max(settings.MOMOR_UPSTREAM_CHUNK_TIMEOUT, settings.MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT)
+    )
+
+
+class AiohttpClient:
+    def __init__(self) -> None:
+        connect = settings.MOMOR_UPSTREAM_CONNECT_TIMEOUT
+        self.session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(
+                limit=POOL_SIZE, limit_per_host=0, keepalive_timeout=KEEPALIVE_SECONDS
+            ),
+            timeout=aiohttp.ClientTimeout(
+                total=None, connect=connect, sock_connect=connect, sock_read=_read_timeout()
+            ),
+            trust_env=False,
+        )
+
+    async def send(self, url: str, headers: dict[str, str], body: bytes) -> Response:
+        try:
+            raw = await self.session.post(url, data=body, headers=headers, allow_redirects=False)
+        except aiohttp.ClientError as exc:
+            raise _aiohttp_failure(exc) from None
+        return AiohttpResponse(raw)
+
+    async def close(self) -> None:
+        await self.session.close()
+
+
+class AiohttpResponse:
+    __slots__ = ("raw", "status_code")
+
+    def __init__(self, raw: aiohttp.ClientResponse) -> None:
+        self.raw = raw
+        self.status_code = raw.status
+
+    async def read(self) -> bytes:
+        try:
+            return await self.raw.read()
+        except aiohttp.ClientError as exc:
+            raise _aiohttp_failure(exc) from None
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        try:
+            async for data in self.raw.content.iter_any():
+                yield data
+        except aiohttp.ClientError as exc:
+            raise _aiohttp_failure(exc) from None
+
+    async def close(self) -> None:
+        self.raw.release()
+
+
+def _aiohttp_failure(exc: aiohttp.ClientError) -> Exception:
+    if isinstance(exc, aiohttp.ServerTimeoutError):
+        return TimeoutError(str(exc))
+    connect = isinstance(exc, aiohttp.ClientConnectorError | aiohttp.InvalidURL)
+    return UpstreamError(f"{type(exc).__name__}: {exc}", connect=connect)
+
+
+class HttpxClient:
+    def __init__(self) -> None:
+        connect = settings.MOMOR_UPSTREAM_CONNECT_TIMEOUT
+        limits = httpx.Limits(
+            max_connections=POOL_SIZE, max_keepalive_connections=200,
+            keepalive_expiry=KEEPALIVE_SECONDS,
+        )  # fmt: skip
+        self.client = httpx.AsyncClient(
+            timeout=httpx.Timeout(
+                connect=connect, read=_read_timeout(), write=_read_timeout(), pool=connect
+            ),
+            limits=limits,
+            follow_redirects=False,
+            trust_env=False,
+        )
+
+    async def send(self, url: str, headers: dict[str, str], body: bytes) -> Response:
+        request = self.client.build_request("POST", url, headers=headers, content=body)
+        try:
+            raw = await self.client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            raise _httpx_failure(exc) from None
+        return HttpxResponse(raw)
+
+    async def close(self) -> None:
+        await self.client.aclose()
+
+
+class HttpxResponse:
+    __slots__ = ("raw", "status_code")
+
+    def __init__(self, raw: httpx.Response) -> None:
+        self.raw = raw
+        self.status_code = raw.status_code
+
+    async def read(self) -> bytes:
+        try:
+            return await self.raw.aread()
+        except httpx.HTTPError as exc:
+            raise _httpx_failure(exc) from None
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        try:
+            async for data in self.raw.aiter_bytes():
+                yield data
+        except httpx.HTTPError as exc:
+            raise _httpx_failure(exc) from None
+
+    async def close(self) -> None:
+        await self.raw.aclose()
+
+
+def _httpx_failure(exc: httpx.HTTPError) -> Exception:
+    if isinstance(exc, httpx.TimeoutException):
+        return TimeoutError(str(exc))
+    connect = isinstance(exc, httpx.ConnectError | httpx.UnsupportedProtocol)
+    return UpstreamError(f"{type(exc).__name__}: {exc}", connect=connect)

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+import orjson
 import pytest
 from django.db.models import Sum
 
@@ -21,7 +22,7 @@ from billing.admission import store
 from billing.ledger import ledger_sum
 from billing.models import Attempt, EntryKind, Generation, LedgerEntry
 from billing.recording import drain
-from billing.records import AttemptRecord, CallRecord, TokenCounts, record_payload
+from billing.records import AttemptRecord, CallRecord, TokenCounts
 from billing.tasks import record_generations
 from tests.billing.conftest import HI, World
 
@@ -144,7 +145,7 @@ def a_call_record(world: World) -> CallRecord:
 def test_a_task_delivered_twice_bills_once(
     world: World, celery_worker: subprocess.Popen[bytes]
 ) -> None:
-    payload: dict[str, Any] = record_payload(a_call_record(world))
+    payload: dict[str, Any] = orjson.loads(orjson.dumps(a_call_record(world)))
     record_generations.delay([payload])
     wait_for_generations([payload["request_id"]])
     record_generations.apply(args=[[payload]]).get()  # the same task, delivered again here

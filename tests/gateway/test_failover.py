@@ -20,6 +20,9 @@ from tests.gateway.calls import (
 )
 from tests.gateway.conftest import World, model, offer
 
+# Both upstream clients relay and fail over alike.
+pytestmark = pytest.mark.usefixtures("upstream_client")
+
 OPENAI, AZURE_EU, AZURE = "gpt-5", "gpt-5-azure-eu", "gpt-5-azure"
 
 
