@@ -9,9 +9,7 @@ paths is stored once."""
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
-import queue
 import threading
 import time
 from functools import cache
@@ -33,75 +31,79 @@ BATCH = 200
 HIGH_WATER = 2_000
 LINGER = 0.02
 
-_queue: queue.SimpleQueue[CallRecord] = queue.SimpleQueue()
+# Records wait here for the writer, which wakes once for all that come within LINGER of the
+# first: a call only appends (no wake-up of another thread, no GIL hand-over per call).
+_pending: list[CallRecord] = []
+_lock = threading.Lock()
+_wake = threading.Event()
 _writer: threading.Thread | None = None
-_writer_lock = threading.Lock()
-_handed = itertools.count(1)
-_last_handed = 0
+_handed = 0
 _done = 0
 _idle = threading.Condition()
 
 
 def record_call(record: CallRecord) -> None:
     """Hand a finished call to billing; never blocks on the database or the broker."""
-    global _last_handed
+    global _handed
     _ensure_writer()
-    _last_handed = next(_handed)
-    _queue.put(record)
+    with _lock:
+        _handed += 1
+        _pending.append(record)
+        if len(_pending) == 1:
+            _wake.set()
 
 
 async def make_room() -> None:
     """While the writer is far behind (a gateway saturated beyond what it can record), new calls
     wait for it: memory stays bounded and no record is ever dropped."""
-    while _queue.qsize() > HIGH_WATER:
+    while len(_pending) > HIGH_WATER:
         await asyncio.sleep(0.005)
 
 
 def drain(timeout: float = 10.0) -> bool:
     """Wait until every handed-off record is settled and handed on; False if that took too long."""
     with _idle:
-        return _idle.wait_for(lambda: _done >= _last_handed, timeout=timeout)
+        return _idle.wait_for(lambda: _done >= _handed, timeout=timeout)
 
 
 def _ensure_writer() -> None:
     global _writer
     if _writer is not None and _writer.is_alive():
         return
-    with _writer_lock:
+    with _lock:
         if _writer is None or not _writer.is_alive():
             _writer = threading.Thread(target=_write_forever, name="momor-recorder", daemon=True)
             _writer.start()
 
 
 def _write_forever() -> None:
-    global _done
     while True:
-        batch = _next_batch()
-        try:
-            _handle(batch)
-        except Exception:
-            log.exception("could not record %d calls", len(batch))
-        finally:
-            with _idle:
-                _done += len(batch)
-                _idle.notify_all()
+        for batch in _next_batches():
+            _write(batch)
 
 
-def _next_batch() -> list[CallRecord]:
-    """The records that come within LINGER of the first (up to BATCH): one broker message
-    carries them, and the writer wakes once for them rather than once per call, which keeps it
-    from contending with the event loop on every call."""
-    batch = [_queue.get()]
-    deadline = time.monotonic() + LINGER
-    while len(batch) < BATCH:
-        wait = deadline - time.monotonic()
-        if wait <= 0:
-            break
-        try:
-            batch.append(_queue.get(timeout=wait))
-        except queue.Empty:
-            break
-    return batch
+def _next_batches() -> list[list[CallRecord]]:
+    """Everything that came within LINGER of the first waiting record, BATCH at a time (one
+    broker message each)."""
+    global _pending
+    _wake.wait()
+    time.sleep(LINGER)
+    with _lock:
+        taken, _pending = _pending, []
+        _wake.clear()
+    return [taken[i : i + BATCH] for i in range(0, len(taken), BATCH)]
+
+
+def _write(batch: list[CallRecord]) -> None:
+    global _done
+    try:
+        _handle(batch)
+    except Exception:
+        log.exception("could not record %d calls", len(batch))
+    finally:
+        with _idle:
+            _done += len(batch)
+            _idle.notify_all()
 
 
 def _handle(batch: list[CallRecord]) -> None:
