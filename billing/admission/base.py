@@ -113,3 +113,7 @@ class AdmissionStore(ABC):
     @abstractmethod
     def unposted(self, org_id: int) -> dict[str, int]:
         """Settled charges not yet in the ledger, by request id."""
+
+    @abstractmethod
+    def oldest_unposted(self, org_id: int, count: int) -> list[str]:
+        """The request ids of the `count` charges settled longest ago and not yet posted."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import threading
 from dataclasses import dataclass, field
 
@@ -137,3 +138,9 @@ class LocalStore(AdmissionStore):
         with self._lock:
             book = self._books.get(org_id)
             return {rid: a for rid, (a, _) in book.unposted.items()} if book else {}
+
+    def oldest_unposted(self, org_id: int, count: int) -> list[str]:
+        with self._lock:
+            book = self._books.get(org_id)
+            held = book.unposted.items() if book else ()
+            return [rid for rid, _ in heapq.nsmallest(count, held, key=lambda kv: kv[1][1])]

@@ -253,6 +253,10 @@ class RedisStore(AdmissionStore):
             if rid.decode() in live
         }
 
+    def oldest_unposted(self, org_id: int, count: int) -> list[str]:
+        found = self.sync.zrange(_org_keys(org_id)["unpexp"], 0, count - 1)
+        return [rid.decode() for rid in found]
+
     def unposted(self, org_id: int) -> dict[str, int]:
         held = self.sync.hgetall(_org_keys(org_id)["unp"])
         return {rid.decode(): int(value) for rid, value in held.items()}

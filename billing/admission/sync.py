@@ -62,10 +62,13 @@ RECONCILE_BATCH = 500
 
 
 def _reconcile(org_id: int) -> None:
-    held = store().unposted(org_id)
+    """Only the oldest unposted charges are read: while the workers lag, the unposted set holds
+    every call not yet stored, and reading it whole every few seconds cost each gateway
+    process memory in proportion to the backlog."""
+    held = store().oldest_unposted(org_id, RECONCILE_BATCH)
     if not held:
         return
-    keys = {f"charge:{rid}": rid for rid in list(held)[:RECONCILE_BATCH]}
+    keys = {f"charge:{rid}": rid for rid in held}
     for entry in LedgerEntry.objects.filter(idempotency_key__in=list(keys)).values(
         "id", "idempotency_key", "balance_after"
     ):

@@ -134,3 +134,11 @@ async def test_more_calls_at_once_than_connections_all_reserve_in_the_store(
     assert all(ticket.shared for ticket in tickets) == isinstance(store, RedisStore)
     with pytest.raises(Refused):
         await store.admit(ask("one-more", 1))
+
+
+async def test_the_oldest_unposted_charges_come_first(store: AdmissionStore) -> None:
+    store.sync_balance(7, 1_000, 1)
+    for i in (2, 0, 1):
+        ticket = await store.admit(ask(f"r{i}", 10, now=NOW + i))
+        store.settle(ticket, 5, f"call-{i}", NOW + i)
+    assert store.oldest_unposted(7, 2) == ["call-0", "call-1"]
