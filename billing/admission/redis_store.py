@@ -8,7 +8,6 @@ from typing import Any
 
 import redis
 import redis.asyncio as aioredis
-from redis.exceptions import NoScriptError
 
 from billing.admission.base import (
     UNPOSTED_TTL_MS,
@@ -21,6 +20,7 @@ from billing.admission.base import (
     Ticket,
     rate_state,
 )
+from billing.admission.coalesce import Coalescer
 
 PREFIX = "momor:adm"
 # Connections to Redis per event loop: calls beyond it wait their turn (up to the connect
@@ -143,7 +143,7 @@ class RedisStore(AdmissionStore):
         self.url = url
         self.sync = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
         self._async: dict[asyncio.AbstractEventLoop, aioredis.Redis] = {}
-        self._sha: dict[str, str] = {}
+        self._scripts = Coalescer(self._client)
         self._settle = self.sync.register_script(SETTLE)
         self._advance = self.sync.register_script(ADVANCE)
 
@@ -200,16 +200,7 @@ class RedisStore(AdmissionStore):
         return Ticket(request.reservation_id, request.org_id, request.key_tag, request.amount, rate)
 
     async def _run(self, script: str, keys: list[str], args: list[Any]) -> Any:
-        """EVALSHA, loading the script once (again after a Redis restart flushed it)."""
-        client = self._client()
-        sha = self._sha.get(script)
-        if sha is not None:
-            try:
-                return await client.evalsha(sha, len(keys), *keys, *args)
-            except NoScriptError:
-                pass
-        self._sha[script] = await client.script_load(script)
-        return await client.evalsha(self._sha[script], len(keys), *keys, *args)
+        return await self._scripts.run(script, keys, args)
 
     async def count(self, key_tag: str, limit: int, now_ms: int) -> RateState:
         if limit <= 0:

@@ -142,3 +142,18 @@ async def test_the_oldest_unposted_charges_come_first(store: AdmissionStore) -> 
         ticket = await store.admit(ask(f"r{i}", 10, now=NOW + i))
         store.settle(ticket, 5, f"call-{i}", NOW + i)
     assert store.oldest_unposted(7, 2) == ["call-0", "call-1"]
+
+
+async def test_redis_that_lost_its_scripts_still_admits_calls_sent_together(
+    settings: object,
+) -> None:
+    url = settings.REDIS_URL  # type: ignore[attr-defined]
+    redis.Redis.from_url(url).flushdb()
+    store = RedisStore(url)
+    store.sync_balance(7, 1_000, 1)
+    await store.admit(ask("before", 1))
+    redis.Redis.from_url(url).script_flush()
+    tickets = await asyncio.gather(*(store.admit(ask(f"r{i}", 1)) for i in range(5)))
+    assert [ticket.id for ticket in tickets] == [f"r{i}" for i in range(5)]
+    assert len(store.open_reservations(7, NOW)) == 6
+    redis.Redis.from_url(url).flushdb()

@@ -1,0 +1,96 @@
+"""Admission's Redis script calls made in the same turn of the event loop go out together: one
+pipeline on one connection, one write and one read for all of them, where each call alone
+would take a connection from the pool and make its own round trip. Each script still runs
+atomically, in the order the calls were made."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import NoScriptError
+
+
+@dataclass(slots=True)
+class ScriptCall:
+    script: str
+    keys: list[str]
+    args: list[Any]
+    future: asyncio.Future[Any]
+
+
+class Coalescer:
+    def __init__(self, client: Callable[[], aioredis.Redis]) -> None:
+        self._client = client
+        self._sha: dict[str, str] = {}
+        self._waiting: dict[asyncio.AbstractEventLoop, list[ScriptCall]] = {}
+        self._sending: set[asyncio.Task[None]] = set()
+
+    async def run(self, script: str, keys: list[str], args: list[Any]) -> Any:
+        """EVALSHA of `script` (loaded when Redis does not know it yet), sent with the other
+        calls of this turn of the loop."""
+        loop = asyncio.get_running_loop()
+        waiting = self._waiting.get(loop)
+        if waiting is None:
+            waiting = self._waiting[loop] = []
+            loop.call_soon(self._flush, loop)
+        future: asyncio.Future[Any] = loop.create_future()
+        waiting.append(ScriptCall(script, keys, args, future))
+        return await future
+
+    def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
+        task = loop.create_task(self._send(self._waiting.pop(loop)))
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
+
+    async def _send(self, calls: list[ScriptCall]) -> None:
+        try:
+            results = await self._execute(calls)
+        except asyncio.CancelledError:
+            for call in calls:
+                call.future.cancel()
+            raise
+        except Exception as exc:
+            results = [exc] * len(calls)
+        for call, result in zip(calls, results, strict=True):
+            if call.future.done():  # its caller went away
+                continue
+            if isinstance(result, Exception):
+                call.future.set_exception(result)
+            else:
+                call.future.set_result(result)
+
+    async def _execute(self, calls: list[ScriptCall]) -> list[Any]:
+        client = self._client()
+        results = await self._evalsha(client, calls)
+        unknown = [i for i, result in enumerate(results) if isinstance(result, NoScriptError)]
+        if unknown:  # a Redis that restarted, or has never seen the script
+            for script in {calls[i].script for i in unknown}:
+                self._sha[script] = await client.script_load(script)
+            again = await self._evalsha(client, [calls[i] for i in unknown])
+            for i, result in zip(unknown, again, strict=True):
+                results[i] = result
+        return results
+
+    async def _evalsha(self, client: aioredis.Redis, calls: list[ScriptCall]) -> list[Any]:
+        if len(calls) == 1:
+            call = calls[0]
+            try:
+                return [await client.evalsha(self._sha_of(call.script), len(call.keys),
+                                             *call.keys, *call.args)]  # fmt: skip
+            except NoScriptError as exc:
+                return [exc]
+        pipe = client.pipeline(transaction=False)
+        for call in calls:
+            pipe.evalsha(self._sha_of(call.script), len(call.keys), *call.keys, *call.args)
+        return list(await pipe.execute(raise_on_error=False))
+
+    def _sha_of(self, script: str) -> str:
+        sha = self._sha.get(script)
+        if sha is None:
+            sha = self._sha[script] = hashlib.sha1(script.encode()).hexdigest()  # noqa: S324
+        return sha
