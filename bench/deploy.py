@@ -220,6 +220,16 @@ def start_momor(
     return proc, f"http://127.0.0.1:{port}/v1"
 
 
+def start_floor(procs: Procs, fake_url: str, core: int) -> tuple[Proc, str]:
+    """The bare pass-through proxy (bench/floor.py) in front of the fake, on `core`."""
+    port = free_port()
+    argv = [str(VENV_BIN / "python"), "-m", "bench.floor", "--port", str(port)]
+    argv += ["--upstream", f"{fake_url}/v1"]
+    proc = procs.start("floor", argv, core=core, env=dict(os.environ), cwd=ROOT)
+    wait_http(proc, f"http://127.0.0.1:{port}/v1/chat/completions", timeout=30, ok=(405,))
+    return proc, f"http://127.0.0.1:{port}/v1"
+
+
 def start_fake(procs: Procs, core: int, port: int) -> tuple[Proc, str]:
     argv = [str(VENV_BIN / "python"), "-m", "gateway.testing.fake_upstream"]
     argv += ["--port", str(port), "--max-records", "16"]

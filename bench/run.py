@@ -46,7 +46,7 @@ class Gateway:
     """One gateway to measure: Momor under a server, LiteLLM, or one already running."""
 
     name: str
-    kind: str  # momor | litellm | external
+    kind: str  # momor | litellm | floor | external
     server: str = ""
     base_url: str = ""
     key: str = ""
@@ -60,6 +60,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                    help="ASGI server(s) for Momor (repeatable; default daphne)")  # fmt: skip
     p.add_argument("--no-momor", action="store_true", help="skip Momor (peers only)")
     p.add_argument("--litellm", action="store_true", help="also measure LiteLLM proxy")
+    p.add_argument("--floor", action="store_true",
+                   help="also measure a bare aiohttp pass-through proxy (no soak)")  # fmt: skip
     p.add_argument("--gateway", action="append", default=[], metavar="NAME=BASE_URL,KEY[,MODEL]",
                    help="another OpenAI-compatible gateway running on loopback")  # fmt: skip
     p.add_argument("--soak", type=float, default=60.0, metavar="SECONDS")
@@ -117,6 +119,8 @@ def gateways(args: argparse.Namespace) -> list[Gateway]:
             found.append(replace(first, name=name, env=(*env, *_pairs(pairs))))
     if args.litellm:
         found.append(Gateway("litellm", "litellm"))
+    if args.floor:
+        found.append(Gateway("floor", "floor", model=deploy.UPSTREAM_ID))
     for spec in args.gateway:
         found.append(_external(spec))
     return found
@@ -194,6 +198,9 @@ class Bench:
             ports = tuple(int(base.rsplit(":", 1)[1].split("/")[0]) for _, base in started[1:])
             target = self.momor_target(gateway, started[0][1], ports)
             return [proc for proc, _ in started], target
+        if gateway.kind == "floor":
+            proc, base = deploy.start_floor(self.procs, self.fake_url, GATEWAY_CORE)
+            return [proc], Target(gateway.name, base, "sk-bench-fake", gateway.model)
         if gateway.kind == "litellm":
             proc, base = litellm.start(self.procs, self.fake_url, GATEWAY_CORE, self.logs)
             return [proc], Target(gateway.name, base, litellm.MASTER_KEY, gateway.model)
@@ -213,7 +220,7 @@ class Bench:
             print(f"[{repeat}] {gateway.name}: direct baseline", flush=True)
             direct = await measure(self.direct(), self.plan, soak=False)
             print(f"[{repeat}] {gateway.name}: measuring (pids {pids})", flush=True)
-            result = await measure(target, self.plan, pids, cores)
+            result = await measure(target, self.plan, pids, cores, soak=gateway.kind != "floor")
             section: Metrics = {"gateway": gateway.name, "direct": direct, "target": result}
             section["processes"] = len(procs)
             section["env"] = dict(gateway.env)
