@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
@@ -37,6 +38,13 @@ class World:
         headers = {"authorization": f"Bearer {key or self.key}"}
         headers.update(kwargs.pop("headers", {}))
         return httpx.post(self.url + path, json=body, headers=headers, timeout=30, **kwargs)
+
+    def open_stream(self, body: Any) -> AbstractContextManager[httpx.Response]:
+        """A streamed call, read as it arrives: `with world.open_stream(body) as response`."""
+        return httpx.stream(
+            "POST", self.url + "/v1/chat/completions", json=body,
+            headers={"authorization": f"Bearer {self.key}"}, timeout=10,
+        )  # fmt: skip
 
     def stream(self, body: Any, *, key: str | None = None) -> httpx.Response:
         """A streamed call, read whole."""

@@ -133,13 +133,7 @@ def test_a_stream_that_failed_over_before_output_records_both(world: World) -> N
 
 def test_a_client_that_leaves_mid_stream_is_recorded_cancelled(world: World) -> None:
     world.fake.script("gpt-5", text=" ".join(["w"] * 40), chunk_delay=0.1)
-    with httpx.stream(
-        "POST",
-        world.url + "/v1/chat/completions",
-        json=ask(stream=True),
-        headers={"authorization": f"Bearer {world.key}"},
-        timeout=10,
-    ) as response:
+    with world.open_stream(ask(stream=True)) as response:
         request_id = response.headers["x-momor-request-id"]
         next(response.iter_lines())
     wait_recorded(request_id)

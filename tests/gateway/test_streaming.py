@@ -194,13 +194,7 @@ def test_the_sdk_raises_on_the_error_chunk(world: World) -> None:
 def test_headers_wait_until_a_chunk_shows_something(world: World) -> None:
     world.fake.script(OPENAI, text="a b", chunk_delay=0.6)
     started = time.monotonic()
-    with httpx.stream(
-        "POST",
-        world.url + "/v1/chat/completions",
-        json=ask(stream=True),
-        headers={"authorization": f"Bearer {world.key}"},
-        timeout=10,
-    ) as response:
+    with world.open_stream(ask(stream=True)) as response:
         headers_after = time.monotonic() - started
         first = next(response.iter_lines())
         request_id = response.headers["x-momor-request-id"]
@@ -215,13 +209,7 @@ def test_chunks_are_relayed_as_they_arrive(world: World) -> None:
     world.fake.script(OPENAI, text="a b c d e", chunk_delay=0.3)
     arrivals: list[float] = []
     started = time.monotonic()
-    with httpx.stream(
-        "POST",
-        world.url + "/v1/chat/completions",
-        json=ask(stream=True),
-        headers={"authorization": f"Bearer {world.key}"},
-        timeout=10,
-    ) as response:
+    with world.open_stream(ask(stream=True)) as response:
         for line in response.iter_lines():
             if line.startswith("data: {") and '"content":"' in line and '"content":""' not in line:
                 arrivals.append(time.monotonic() - started)
@@ -234,13 +222,7 @@ def test_chunks_are_relayed_as_they_arrive(world: World) -> None:
 
 def test_a_client_that_leaves_mid_stream_cancels_the_upstream_call(world: World) -> None:
     world.fake.script(OPENAI, text=" ".join(["word"] * 40), chunk_delay=0.2)
-    with httpx.stream(
-        "POST",
-        world.url + "/v1/chat/completions",
-        json=ask(stream=True),
-        headers={"authorization": f"Bearer {world.key}"},
-        timeout=10,
-    ) as response:
+    with world.open_stream(ask(stream=True)) as response:
         assert response.status_code == 200
         request_id = response.headers["x-momor-request-id"]
         for line in response.iter_lines():
