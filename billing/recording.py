@@ -56,7 +56,7 @@ def record_call(record: CallRecord) -> None:
 async def make_room() -> None:
     """While the writer is far behind (a gateway saturated beyond what it can record), new calls
     wait for it: memory stays bounded and no record is ever dropped."""
-    while len(_pending) > HIGH_WATER:
+    while _handed - _done > HIGH_WATER:
         await asyncio.sleep(0.005)
 
 
