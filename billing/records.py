@@ -7,7 +7,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import orjson
+
 from billing.admission.base import RateState, Ticket
+from billing.storable import storable
 
 
 @dataclass(slots=True)
@@ -57,6 +60,15 @@ class CallRecord:
     first_token_ms: int | None = None
     attempts: list[AttemptRecord] = field(default_factory=list)
     ticket: Ticket | None = None
+
+
+def record_payload(record: CallRecord) -> bytes:
+    """The record as one line of JSON; text no encoder takes (lone surrogates) is made
+    storable first."""
+    try:
+        return orjson.dumps(record)
+    except orjson.JSONEncodeError:
+        return orjson.dumps(storable(record))
 
 
 def record_from_payload(data: dict[str, Any]) -> CallRecord:

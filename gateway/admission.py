@@ -13,9 +13,9 @@ from django.conf import settings
 from django.db import DatabaseError
 from redis.exceptions import RedisError
 
-from billing.admission import NeedBalance, NeedKeySpend, RateState, Refused, Ticket, store
+from billing.admission import NeedBalance, NeedKeySpend, RateState, Refused, Ticket
 from billing.admission.base import AdmitRequest
-from billing.admission.select import local_store
+from billing.admission.select import admission_store, local_store
 from billing.admission.sync import key_tag, load_balance, load_key_spend
 from billing.cost import call_cost, from_units, to_units
 from billing.records import TokenCounts
@@ -67,7 +67,7 @@ def _request(caller: Caller, request_id: str, amount: Decimal) -> AdmitRequest:
 
 async def admit(caller: Caller, request_id: str, amount: Decimal) -> Ticket:
     request = _request(caller, request_id, amount)
-    chosen = store()
+    chosen = admission_store()
     for _ in range(5):
         try:
             return await chosen.admit(request)
@@ -93,7 +93,7 @@ async def count_refused(caller: Caller) -> RateState:
         return RateState()
     tag = key_tag(caller.key.id if caller.key else None, caller.user_id)
     try:
-        return await store().count(tag, limit, int(time.time() * 1000))
+        return await admission_store().count(tag, limit, int(time.time() * 1000))
     except RedisError:
         return await local_store().count(tag, limit, int(time.time() * 1000))
 

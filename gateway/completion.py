@@ -54,11 +54,11 @@ async def complete(
     try:
         return await _route(body, len(raw), caller, record)
     except GatewayError as exc:
-        _refused(record, exc)
+        await _refused(record, exc)
         raise
     except asyncio.CancelledError:
         record.status, record.error = "cancelled", "The client went away before the answer."
-        record_call(record)
+        await record_call(record)
         raise
 
 
@@ -127,8 +127,9 @@ def _new_record(request_id: str, caller: Caller, body: dict[str, Any]) -> CallRe
     )
 
 
-def _refused(record: CallRecord, exc: GatewayError) -> None:
+async def _refused(record: CallRecord, exc: GatewayError) -> None:
+    """Recorded before the error is sent."""
     record.status = "failed" if record.attempts else "refused"
     record.http_status = exc.status
     record.error = exc.message
-    record_call(record)
+    await record_call(record)

@@ -124,7 +124,7 @@ async def _try_plain(call: Call, candidate: Candidate) -> Answer | None:
     reply.body["id"] = call.request_id
     reply.body["model"] = candidate.offering.model_id
     _served(call, candidate, reply.usage, reply.finish_reason, reply.native_finish_reason)
-    record_call(call.record)
+    await record_call(call.record)  # durable before the body is sent
     return Answer(200, _served_headers(candidate), orjson.dumps(reply.body))
 
 
@@ -264,6 +264,8 @@ class StreamRelay:
         return None
 
     async def rest(self, opening: list[dict[str, Any]]) -> AsyncIterator[bytes]:
+        """The chunks, then `[DONE]` or one error chunk, sent once the call is recorded (a
+        client that went away is recorded as it leaves)."""
         outcome = "cancelled"
         try:
             for chunk in opening:
@@ -274,17 +276,15 @@ class StreamRelay:
                     yield data
             if not self.translator.state.finished:
                 raise StreamFailed(Failure(502, "The provider closed the connection mid-answer."))
-            outcome = "success"
-            yield DONE
+            outcome, last = "success", DONE
         except StreamFailed as exc:
-            outcome = "broken"
-            yield self._error_chunk(exc.failure)
+            outcome, last = "broken", self._error_chunk(exc.failure)
         except (UpstreamError, TimeoutError) as exc:
-            outcome = "broken"
-            yield self._error_chunk(Failure(502, _broken_message(exc)))
+            outcome, last = "broken", self._error_chunk(Failure(502, _broken_message(exc)))
         finally:
             await self.response.close()
-            self._finish(outcome)
+            await self._finish(outcome)
+        yield last
 
     async def _chunks(self) -> AsyncIterator[dict[str, Any]]:
         decoder = Decoder()
@@ -338,7 +338,7 @@ class StreamRelay:
             }
         )
 
-    def _finish(self, outcome: str) -> None:
+    async def _finish(self, outcome: str) -> None:
         state = self.translator.state
         usage = state.usage
         self.attempt.row.latency_ms = self.call.elapsed_ms(self.attempt.started)
@@ -352,7 +352,7 @@ class StreamRelay:
         if outcome != "success":
             record.finish_reason = "error" if outcome == "broken" else record.finish_reason
             record.error = self.attempt.row.error or "The client went away mid-answer."
-        record_call(record)
+        await record_call(record)
 
     def _estimate(self) -> TokenCounts:
         """No usage from the provider: about four characters a token, of the prompt's JSON and
