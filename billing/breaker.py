@@ -68,3 +68,9 @@ class Breaker:
 REDIS = Breaker("Redis")
 # What says Redis cannot be reached (as opposed to a command it refused).
 REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, TimeoutError, OSError)
+
+
+def maybe_carried_out(failure: BaseException) -> bool:
+    """Whether Redis may have run a command that failed this way: yes unless it was never
+    reached (redis-py says "... connecting to ..." when connecting failed or timed out)."""
+    return "connecting to" not in str(failure)

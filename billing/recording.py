@@ -88,8 +88,8 @@ async def _hand_off(record: CallRecord) -> None:
             return
         except Exception as exc:
             log.warning("Redis could not take call %s (%s): journaling it", record.request_id, exc)
-        if settlement.ticket is not None:  # held here as unposted until the ledger has it
-            local_store().settle(settlement.ticket, settlement.cost, record.request_id, now_ms)
+        if ticket is not None and ticket.shared:  # held here as unposted until the ledger has it
+            local_store().settle(ticket, settlement.cost, record.request_id, now_ms)
     await asyncio.wrap_future(journal().append(payload))
     REPLAYER.nudge()
 

@@ -96,4 +96,5 @@ def _ticket(data: dict[str, Any] | None) -> Ticket | None:
         amount=data["amount"],
         rate=RateState(**data["rate"]),
         shared=data.get("shared", True),
+        in_doubt=data.get("in_doubt", False),
     )

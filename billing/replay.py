@@ -87,10 +87,16 @@ def apply(payloads: list[bytes]) -> list[bytes]:
     readable = [settlement for _, settlement in decoded if settlement is not None]
     if REDIS.allow() and _to_redis(readable):
         return _store_directly(unreadable)
-    # Redis unreachable: a call whose reservation Redis holds waits for Redis to settle it
-    waiting = [s.payload for s in readable if s.ticket is not None]
-    now = unreadable + [s.payload for s in readable if s.ticket is None]
+    # Redis unreachable: a call whose reservation Redis holds (or may hold) waits for Redis to
+    # settle it; the others are stored now
+    waiting = [s.payload for s in readable if _held_by_redis(s)]
+    now = unreadable + [s.payload for s in readable if not _held_by_redis(s)]
     return waiting + _store_directly(now)
+
+
+def _held_by_redis(settlement: Settlement) -> bool:
+    ticket = settlement.ticket
+    return ticket is not None and (ticket.shared or ticket.in_doubt)
 
 
 def _settlement(payload: bytes) -> Settlement | None:

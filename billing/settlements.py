@@ -15,13 +15,13 @@ log = logging.getLogger(__name__)
 
 
 def settlement_of(record: CallRecord, payload: bytes = b"") -> Settlement:
-    """The shared store's settlement of a call (a reservation this process issued itself is
-    settled here, not there: its id names nothing in Redis)."""
+    """The shared store's settlement of a call. A reservation this process issued itself names
+    nothing in Redis, unless Redis carried out an admission it did not answer in time: either
+    way, releasing it there is safe (an id Redis does not hold is left alone)."""
     ticket = record.ticket
-    shared = ticket if ticket is not None and ticket.shared else None
     tag = ticket.key_tag if ticket is not None else key_tag(record.api_key_id, record.user_id)
     return Settlement(
-        record.organization_id, tag, shared, cost_units(record), record.request_id, payload
+        record.organization_id, tag, ticket, cost_units(record), record.request_id, payload
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 from decimal import Decimal
 from functools import partial
 from typing import Any
@@ -17,6 +18,7 @@ from billing.admission import NeedBalance, NeedKeySpend, RateState, Refused, Tic
 from billing.admission.base import AdmitRequest
 from billing.admission.select import admission_store, local_store
 from billing.admission.sync import key_tag, load_balance, load_key_spend
+from billing.breaker import maybe_carried_out
 from billing.cost import call_cost, from_units, to_units
 from billing.records import TokenCounts
 from gateway import dbthread
@@ -67,10 +69,11 @@ def _request(caller: Caller, request_id: str, amount: Decimal) -> AdmitRequest:
 
 async def admit(caller: Caller, request_id: str, amount: Decimal) -> Ticket:
     request = _request(caller, request_id, amount)
-    chosen = admission_store()
+    chosen, in_doubt = admission_store(), False
     for _ in range(5):
         try:
-            return await chosen.admit(request)
+            ticket = await chosen.admit(request)
+            return replace(ticket, in_doubt=True) if in_doubt else ticket
         except NeedBalance:
             await dbthread.lookup(partial(load_balance, caller.org.id, chosen))
         except NeedKeySpend:
@@ -80,7 +83,7 @@ async def admit(caller: Caller, request_id: str, amount: Decimal) -> Ticket:
             raise refusal(refused, amount) from None
         except RedisError as exc:
             log.warning("Redis unreachable (%s): admitting on this process's own counters", exc)
-            chosen = local_store()
+            chosen, in_doubt = local_store(), maybe_carried_out(exc)
         except DatabaseError:
             break
     raise GatewayError(503, "Momor cannot check credits right now.", type="server_error")

@@ -139,6 +139,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     **_REDIS_SOCKET,
 }
 CELERY_REDIS_SOCKET_TIMEOUT = MOMOR_REDIS_TIMEOUT_SECONDS
+# A task running when the broker connection drops is cancelled, and delivered again.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 
 # The record hand-off (README, "Records and billing"): the journal's directory (embedded mode,
 # and while Redis is unreachable), how long a record stays with a consumer that stopped

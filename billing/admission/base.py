@@ -35,6 +35,9 @@ class Ticket:
     rate: RateState
     shared: bool = True
     """Issued by the shared store (Redis); False for this process's own."""
+    in_doubt: bool = False
+    """Issued by this process's own store after Redis failed to answer the admission, which it
+    may have carried out all the same: Redis is told to release it too, once it answers."""
 
 
 @dataclass(frozen=True, slots=True)
