@@ -82,14 +82,15 @@ MOMOR_DB_TIMEOUT_SECONDS = env_float("MOMOR_DB_TIMEOUT_SECONDS", 5.0)
 MOMOR_BREAKER_COOLDOWN_SECONDS = env_float("MOMOR_BREAKER_COOLDOWN_SECONDS", 5.0)
 if DATABASES["default"]["ENGINE"].endswith("postgresql"):
     # A server that stops answering (not only one that refuses) is noticed: connecting is
-    # bounded, and unacknowledged writes and silent idle sockets time out in the kernel.
+    # bounded, and a query the network drops, or a connection gone silent, times out in the
+    # kernel (the gateway's own lookups are also bounded by MOMOR_DB_TIMEOUT_SECONDS).
     DATABASES["default"]["OPTIONS"] = {
         "connect_timeout": max(int(MOMOR_DB_TIMEOUT_SECONDS), 1),
         "keepalives": 1,
         "keepalives_idle": 5,
         "keepalives_interval": 2,
         "keepalives_count": 3,
-        "tcp_user_timeout": 15_000,
+        "tcp_user_timeout": int(MOMOR_DB_TIMEOUT_SECONDS * 1000),
     }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # The embedded mode's writer and lookup threads share the file: wait for locks, and let
@@ -138,7 +139,6 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env_int("MOMOR_VISIBILITY_TIMEOUT_SECONDS", 300),
     **_REDIS_SOCKET,
 }
-CELERY_REDIS_SOCKET_TIMEOUT = MOMOR_REDIS_TIMEOUT_SECONDS
 # A task running when the broker connection drops is cancelled, and delivered again.
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 
