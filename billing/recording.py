@@ -18,10 +18,12 @@ import asyncio
 import logging
 import threading
 import time
+from functools import partial
+from typing import Any
 
 from django.conf import settings
 
-from billing.admission.redis_store import RedisStore
+from billing.admission.redis_store import RedisStore, Settlement
 from billing.admission.select import local_store, store
 from billing.breaker import REDIS, REDIS_DOWN
 from billing.records import CallRecord, record_payload
@@ -33,9 +35,8 @@ log = logging.getLogger(__name__)
 
 HIGH_WATER = 2_000
 
-_outstanding: set[asyncio.Task[None]] = set()
+_outstanding: set[asyncio.Future[None]] = set()
 _in_flight: set[asyncio.Task[object]] = set()
-_settled = threading.Condition()
 _consumer: ConsumerThread | None = None
 
 
@@ -43,11 +44,10 @@ async def record_call(record: CallRecord) -> None:
     """Hand a finished call to billing; returns once its record and charge are durable. The
     hand-off goes on if the caller is cancelled meanwhile (a shutdown waits for it)."""
     start()
-    task = asyncio.get_running_loop().create_task(_hand_off(record))
-    with _settled:
-        _outstanding.add(task)
-    task.add_done_callback(_handed)
-    await asyncio.shield(task)
+    durable = _hand_off(record)
+    _outstanding.add(durable)
+    durable.add_done_callback(_outstanding.discard)
+    await asyncio.shield(durable)
 
 
 async def make_room() -> None:
@@ -75,31 +75,49 @@ def start() -> None:
         _consumer.start()
 
 
-async def _hand_off(record: CallRecord) -> None:
+def _hand_off(record: CallRecord) -> asyncio.Future[None]:
+    """A future done once the record is durable (callbacks rather than a task per call: this
+    runs on every call)."""
     payload = record_payload(record)
     settlement = settlement_of(record, payload)
     ticket, now_ms = record.ticket, int(time.time() * 1000)
     if ticket is not None and not ticket.shared:
         local_store().settle(ticket, settlement.cost, record.request_id, now_ms)
     shared = store()
-    if isinstance(shared, RedisStore) and REDIS.allow():
-        try:
-            await shared.hand_off(settlement, now_ms)
-            return
-        except Exception as exc:
-            log.warning("Redis could not take call %s (%s): journaling it", record.request_id, exc)
-        if ticket is not None and ticket.shared:  # held here as unposted until the ledger has it
-            local_store().settle(ticket, settlement.cost, record.request_id, now_ms)
-    await asyncio.wrap_future(journal().append(payload))
+    if not isinstance(shared, RedisStore) or not REDIS.allow():
+        return _journaled(payload)
+    durable: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    sent = shared.hand_off(settlement, now_ms)
+    sent.add_done_callback(partial(_sent, durable, settlement, now_ms))
+    return durable
+
+
+def _sent(
+    durable: asyncio.Future[None], settlement: Settlement, now_ms: int, sent: asyncio.Future[Any]
+) -> None:
+    failure = "cancelled" if sent.cancelled() else sent.exception()
+    if failure is None:
+        durable.set_result(None)
+        return
+    log.warning("Redis could not take call %s (%s): journaling it", settlement.request_id, failure)
+    ticket = settlement.ticket
+    if ticket is not None and ticket.shared:  # held here as unposted until the ledger has it
+        local_store().settle(ticket, settlement.cost, settlement.request_id, now_ms)
+    _journaled(settlement.payload).add_done_callback(lambda _: durable.set_result(None))
+
+
+def _journaled(payload: bytes) -> asyncio.Future[None]:
+    """Done once the record is on disk (or, if the disk failed, held for the replay)."""
+    journaled = asyncio.wrap_future(journal().append(payload))
+    journaled.add_done_callback(partial(_after_journal, payload))
+    return journaled
+
+
+def _after_journal(payload: bytes, journaled: asyncio.Future[None]) -> None:
+    if not journaled.cancelled() and journaled.exception() is not None:
+        log.error("the journal could not take a record: held in memory until it can be applied")
+        REPLAYER.hold(payload)
     REPLAYER.nudge()
-
-
-def _handed(task: asyncio.Task[None]) -> None:
-    with _settled:
-        _outstanding.discard(task)
-        _settled.notify_all()
-    if not task.cancelled() and (exc := task.exception()) is not None:
-        log.error("the record of a call could not be handed off", exc_info=exc)
 
 
 def cancel_in_flight() -> int:
@@ -114,7 +132,7 @@ def cancel_in_flight() -> int:
 async def shutdown(timeout: float) -> None:
     """Wait for the hand-offs under way, then give the journal one chance to be applied."""
     loop = asyncio.get_running_loop()
-    mine = [task for task in _outstanding if task.get_loop() is loop]
+    mine = [durable for durable in _outstanding if durable.get_loop() is loop]
     if mine:
         await asyncio.wait(mine, timeout=timeout)
     try:
@@ -131,9 +149,10 @@ def drain(timeout: float = 10.0) -> bool:
     records stream consumed); False if that took longer than `timeout`. For tests and tools:
     calls never wait on it."""
     deadline = time.monotonic() + timeout
-    with _settled:
-        if not _settled.wait_for(lambda: not _outstanding, timeout=timeout):
+    while _outstanding:
+        if time.monotonic() > deadline:
             return False
+        time.sleep(0.01)
     while not REPLAYER.replay():
         if time.monotonic() > deadline:
             return False

@@ -39,6 +39,8 @@ class Replayer:
         self._wake = threading.Event()
         self._replaying = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._held: list[bytes] = []
+        """Records the journal could not take (a disk that failed): applied first."""
 
     def start(self) -> None:
         if self._thread is None or not self._thread.is_alive():
@@ -49,9 +51,17 @@ class Replayer:
         """A record was journaled: apply it soon."""
         self._wake.set()
 
+    def hold(self, payload: bytes) -> None:
+        self._held.append(payload)
+
     def replay(self) -> bool:
-        """Apply every segment that is ready; True when nothing is left."""
+        """Apply what is held and every segment that is ready; True when nothing is left."""
         with self._replaying:
+            if self._held:
+                held, self._held = self._held, []
+                self._held.extend(apply(held))
+                if self._held:
+                    return False
             current = journal()
             current.rotate()
             for path in current.ready():

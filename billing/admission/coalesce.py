@@ -39,6 +39,10 @@ class Coalescer:
     async def run(self, script: str, keys: list[str], args: list[Any]) -> Any:
         """EVALSHA of `script` (loaded when Redis does not know it yet), sent with the other
         calls of this turn of the loop."""
+        return await self.submit(script, keys, args)
+
+    def submit(self, script: str, keys: list[str], args: list[Any]) -> asyncio.Future[Any]:
+        """The same, as a future: the script is sent even if nobody awaits it."""
         loop = asyncio.get_running_loop()
         waiting = self._waiting.get(loop)
         if waiting is None:
@@ -46,7 +50,7 @@ class Coalescer:
             loop.call_soon(self._flush, loop)
         future: asyncio.Future[Any] = loop.create_future()
         waiting.append(ScriptCall(script, keys, args, future))
-        return await future
+        return future
 
     def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
         task = loop.create_task(self._send(self._waiting.pop(loop)))

@@ -24,6 +24,7 @@ from billing.admission.base import (
     rate_state,
 )
 from billing.admission.coalesce import Coalescer
+from billing.admission.packing import HiredisPackingConnection
 from billing.breaker import REDIS
 
 PREFIX = "momor:adm"
@@ -193,6 +194,7 @@ class RedisStore(AdmissionStore):
             pool = aioredis.BlockingConnectionPool.from_url(
                 self.url, max_connections=POOL_SIZE, timeout=timeout,
                 socket_timeout=timeout, socket_connect_timeout=timeout,
+                connection_class=HiredisPackingConnection,
             )  # fmt: skip
             client = self._async[loop] = aioredis.Redis(connection_pool=pool)
         return client
@@ -247,10 +249,11 @@ class RedisStore(AdmissionStore):
         count = await self._run(COUNT, [_window_key(key_tag, now_ms)], [60_000])
         return rate_state(limit, int(count), now_ms)
 
-    async def hand_off(self, settlement: Settlement, now_ms: int) -> None:
+    def hand_off(self, settlement: Settlement, now_ms: int) -> asyncio.Future[Any]:
         """Settle a finished call and append its record to the records stream, in one script
-        sent with the other calls of this turn of the event loop."""
-        await self._run(SETTLE, settlement.keys(), settlement.args(now_ms))
+        sent with the other calls of this turn of the event loop (whether or not the future
+        is awaited)."""
+        return self._scripts.submit(SETTLE, settlement.keys(), settlement.args(now_ms))
 
     def hand_off_many(self, settlements: list[Settlement], now_ms: int) -> None:
         """The same for several calls at once, from a thread (the journal's replay)."""
