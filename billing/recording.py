@@ -166,7 +166,7 @@ def _stream_consumed(deadline: float) -> bool:
     shared = store()
     if not isinstance(shared, RedisStore) or not REDIS.allow():
         return True
-    consumer = RecordsConsumer(shared.sync, f"drain-{threading.get_native_id()}")
+    consumer = RecordsConsumer(lambda: shared.sync, f"drain-{threading.get_native_id()}")
     try:
         while stream_backlog(shared.sync) > 0:
             if time.monotonic() > deadline:

@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 import redis
@@ -34,6 +35,7 @@ FORGET_IDLE_MS = 3600 * 1000
 Entry = tuple[bytes, dict[bytes, bytes] | None]
 
 
+@cache
 def records_client(url: str) -> redis.Redis:
     """A client whose reads may block for BLOCK_MS on top of the Redis time-out."""
     timeout = settings.MOMOR_REDIS_TIMEOUT_SECONDS
@@ -43,12 +45,17 @@ def records_client(url: str) -> redis.Redis:
 
 
 class RecordsConsumer:
-    def __init__(self, client: redis.Redis, name: str) -> None:
-        self.client, self.name = client, name
+    def __init__(self, client: Callable[[], redis.Redis], name: str) -> None:
+        self._client, self.name = client, name
         self._claim_from = b"0-0"
         self._next_claim = 0.0
         self._owed = True
         """It may hold records it has not acknowledged (at start, and after a failed batch)."""
+
+    @property
+    def client(self) -> redis.Redis:
+        """The client of the Redis REDIS_URL names now."""
+        return self._client()
 
     def step(self, block_ms: int | None = BLOCK_MS) -> int:
         """Store one batch: this consumer's own records not yet acknowledged (a batch that
@@ -159,7 +166,7 @@ class ConsumerThread:
     """A consumer on a thread of its own: in a Celery worker, or in a gateway process."""
 
     def __init__(self, name: str, enabled: Callable[[], bool] = lambda: True) -> None:
-        self.consumer = RecordsConsumer(records_client(settings.REDIS_URL), name)
+        self.consumer = RecordsConsumer(lambda: records_client(settings.REDIS_URL), name)
         self._stop = threading.Event()
         self._thread = threading.Thread(
             target=self.consumer.run, args=(self._stop, enabled), name="momor-recorder", daemon=True
