@@ -43,8 +43,10 @@ class Replayer:
         """Records the journal could not take (a disk that failed): applied first."""
 
     def start(self) -> None:
+        """The replay thread; its first pass (what a process that died left) runs at once."""
         if self._thread is None or not self._thread.is_alive():
             self._thread = threading.Thread(target=self._run, name="momor-replay", daemon=True)
+            self._wake.set()
             self._thread.start()
 
     def nudge(self) -> None:

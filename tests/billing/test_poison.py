@@ -7,9 +7,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
@@ -19,8 +17,8 @@ from accounts.models import ApiKey
 from billing.ledger import ledger_sum
 from billing.models import DeadLetter, Generation, LedgerEntry
 from billing.recording import drain, record_call
-from billing.records import AttemptRecord, CallRecord, TokenCounts
 from tests.billing.conftest import HI, World
+from tests.billing.records import a_record
 from tests.conftest import make_key
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -123,27 +121,15 @@ def test_a_call_whose_key_was_deleted_meanwhile_is_stored_without_it(world: Worl
     assert_balanced(world)
 
 
-def surrogate_record(world: World) -> CallRecord:
-    tokens = TokenCounts(prompt=1000, completion=100)
-    prices = {"prompt": "1.25", "completion": "10", "cache_read": "0", "cache_write": "0"}
-    attempt = AttemptRecord(
-        position=0, model="openai/gpt-5", provider="openai", region="", upstream_id="gpt-5",
-        key_source="momor", prices=prices, http_status=200, tokens=tokens,
-        error="half a pair \ud800 here",
-    )  # fmt: skip
-    return CallRecord(
-        request_id=uuid.uuid4().hex, organization_id=world.org.pk, api_key_id=None,
-        user_id=None, selectors=["openai/gpt-5", "a \udfff b"], streamed=False,
-        created_at=datetime.now(tz=UTC), status="success", model="openai/gpt-5",
-        provider="openai", finish_reason="stop", native_finish_reason="\ud83d\ude00 \ud800",
-        tokens=tokens, attempts=[attempt],
-    )  # fmt: skip
-
-
 def test_lone_surrogates_are_replaced_and_a_split_pair_joined(world: World) -> None:
     """No JSON Momor parses can carry a lone surrogate (orjson refuses them), so the record is
     handed off directly: through Redis, the records stream and its consumer, as a call's is."""
-    record = surrogate_record(world)
+    record = a_record(
+        world.org.pk,
+        attempt_error="half a pair \ud800 here",
+        selectors=["openai/gpt-5", "a \udfff b"],
+        native_finish_reason="\ud83d\ude00 \ud800",
+    )
 
     asyncio.run(record_call(record))
 
