@@ -1,5 +1,7 @@
 """The live feed: a signed-in member's websocket joins their current organization's group and
-receives each generation as it is recorded (billing.live publishes them)."""
+receives each generation as it is recorded (billing.live publishes them). Before each message
+is passed on, the membership is checked again: a person removed from the organization gets
+nothing more, and their socket is closed (4403)."""
 
 from __future__ import annotations
 
@@ -22,8 +24,13 @@ def _organization_of(user_id: int, wanted: object) -> int | None:
     return first
 
 
+def _still_member(user_id: int, org_id: int) -> bool:
+    return Membership.objects.filter(user_id=user_id, organization_id=org_id).exists()
+
+
 class GenerationFeed(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     group: str | None = None
+    org_id: int | None = None
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -36,7 +43,7 @@ class GenerationFeed(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             await self.close(code=4403)
             return
         remember_loop()
-        self.group = group_name(org_id)
+        self.org_id, self.group = org_id, group_name(org_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
 
@@ -45,4 +52,10 @@ class GenerationFeed(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
     async def generation_recorded(self, event: dict[str, Any]) -> None:
+        user_id, org_id = self.scope["user"].pk, self.org_id
+        if org_id is None or not await database_sync_to_async(_still_member)(user_id, org_id):
+            await self.disconnect(4403)
+            self.group = None
+            await self.close(code=4403)
+            return
         await self.send_json({"generation": event["generation"]})
