@@ -47,6 +47,9 @@ def invitation(request: HttpRequest, token: str) -> HttpResponse:
 def _for_an_account(request: HttpRequest, found: Invitation) -> HttpResponse:
     if not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
+    if cast(User, request.user).email.strip().lower() != found.email:
+        refused = "This invitation was sent to another address: sign in as that account."
+        return render(request, PAGE, {"refused": refused}, status=403)
     if request.method != "POST":
         return render(request, PAGE, {"invitation": found})
     try:
