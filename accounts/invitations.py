@@ -129,13 +129,18 @@ def invitation_by_token(text: str) -> Invitation:
 def _check_live(invitation: Invitation) -> None:
     if not invitation.is_pending():
         raise InvitationInvalid("this invitation was used, revoked or has expired")
-    sender_roles = _roles_that_invite(invitation.role)
-    if not Membership.objects.filter(
+    if not _sender_may_send(invitation):
+        raise InvitationInvalid("whoever sent this invitation may no longer send it")
+
+
+def _sender_may_send(invitation: Invitation) -> bool:
+    if invitation.invited_by_id is None:
+        return False
+    return Membership.objects.filter(
         organization_id=invitation.organization_id,
         user_id=invitation.invited_by_id,
-        role__in=sender_roles,
-    ).exists():
-        raise InvitationInvalid("whoever sent this invitation may no longer send it")
+        role__in=_roles_that_invite(invitation.role),
+    ).exists()
 
 
 def _locked(invitation: Invitation) -> Invitation:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import models
@@ -114,7 +114,7 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
 def revoke_and_detach(
     collector: Collector,
     field: models.Field,  # type: ignore[type-arg]
-    sub_objs: object,
+    sub_objs: Any,
     using: str,
 ) -> None:
     """on_delete of a key's creator: the key is revoked before it loses its creator, so that

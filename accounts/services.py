@@ -197,7 +197,7 @@ def api_key_update(
     deployment's default). With `tighten_only` (a member on their own key) a limit may only
     be tightened: a lower credit or rate limit, an earlier expiry; raising or lifting one is
     NotAllowed, since only admins set limits."""
-    changes = {
+    changes: dict[str, Any] = {
         field: value
         for field, value in [
             ("name", name),
@@ -220,7 +220,7 @@ def api_key_update(
     return key
 
 
-def _check_tightens(key: ApiKey, changes: dict[str, object]) -> None:
+def _check_tightens(key: ApiKey, changes: dict[str, Any]) -> None:
     bounds = {
         "credit_limit": key.credit_limit,
         "rate_limit": key.rate_limit or settings.MOMOR_RATE_LIMIT_PER_MINUTE or None,

@@ -22,21 +22,21 @@ from django.conf import settings
 from django.core.cache import cache
 from django.core.cache.backends.base import BaseCache
 from django.core.cache.backends.locmem import LocMemCache
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import render
 from redis.exceptions import RedisError
 
 log = logging.getLogger(__name__)
 _local = LocMemCache("momor-signin", {"OPTIONS": {"MAX_ENTRIES": 100_000}})
 
-View = Callable[..., HttpResponse]
+View = Callable[..., HttpResponseBase]
 
 
 def throttled(view: View) -> View:
     """Wrap a sign-in view: a refused sign-in never reaches it; a failed one is counted."""
 
     @functools.wraps(view)
-    def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if request.method != "POST":
             return view(request, *args, **kwargs)
         counters = _counters(request, str(request.POST.get("username", "")))

@@ -3,12 +3,9 @@ with an account signs in as it, then accepts. Anyone else is turned away."""
 
 from __future__ import annotations
 
-from typing import cast
-
 from django.contrib import messages
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth.forms import SetPasswordForm
-from django.contrib.auth.models import User
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -47,13 +44,13 @@ def invitation(request: HttpRequest, token: str) -> HttpResponse:
 def _for_an_account(request: HttpRequest, found: Invitation) -> HttpResponse:
     if not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
-    if cast(User, request.user).email.strip().lower() != found.email:
+    if request.user.email.strip().lower() != found.email:
         refused = "This invitation was sent to another address: sign in as that account."
         return render(request, PAGE, {"refused": refused}, status=403)
     if request.method != "POST":
         return render(request, PAGE, {"invitation": found})
     try:
-        joined = invitation_accept(invitation=found, user=cast(User, request.user))
+        joined = invitation_accept(invitation=found, user=request.user)
     except AccountError as exc:
         return render(request, PAGE, {"invitation": found, "refused": str(exc)}, status=403)
     return _welcome(request, joined.organization_id, found)
