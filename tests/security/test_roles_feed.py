@@ -1,6 +1,6 @@
-"""Attacker-style: a removed member keeps the generations page open. The live feed checks the
-membership again before each message: the removed member gets nothing more and the socket is
-closed."""
+"""Attacker-style: a removed or signed-out member keeps the generations page open. The live
+feed checks the session and the membership again before each message: they get nothing more
+and the socket is closed."""
 
 from __future__ import annotations
 
@@ -22,8 +22,11 @@ from tests.conftest import make_org, make_user
 pytestmark = [pytest.mark.security, pytest.mark.django_db(transaction=True)]
 
 
+CLIENTS: dict[str, Client] = {}
+
+
 def session_cookie(user: Any) -> str:
-    client = Client()
+    client = CLIENTS[user.username] = Client()
     client.force_login(user)
     return client.cookies[settings.SESSION_COOKIE_NAME].value
 
@@ -63,16 +66,21 @@ async def acme_feeds() -> Any:
     await sync_to_async(connections.close_all)()
 
 
-@pytest.mark.parametrize("how", ["service", "admin"])
-async def test_a_removed_members_open_feed_gets_nothing_more_and_is_closed(
+@pytest.mark.parametrize("how", ["service", "admin", "signed out", "password changed"])
+async def test_a_removed_or_signed_out_members_feed_gets_nothing_more_and_is_closed(
     acme_feeds: Any, how: str
 ) -> None:
     acme, bob, feeds = acme_feeds
     membership = await Membership.objects.aget(user=bob)
     if how == "service":
         await sync_to_async(membership_remove)(membership=membership)
-    else:
+    elif how == "admin":
         await membership.adelete()
+    elif how == "signed out":
+        await sync_to_async(CLIENTS["bob"].logout)()
+    else:
+        bob.set_password("bobs-new-pass-42")
+        await bob.asave()
 
     await publish(acme, "after")
 

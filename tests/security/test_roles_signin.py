@@ -121,3 +121,14 @@ def test_signing_in_gives_a_new_session(acme: Organization, from_address: Any, p
     assert browser.sign_in("alice", path=path).status_code == 302
     assert browser.session_key() not in (None, planted.session_key)
     assert "_auth_user_id" not in SessionStore(planted.session_key).load()
+
+
+def test_without_redis_each_process_still_counts(
+    acme: Organization, from_address: Any, settings: Any
+) -> None:
+    """Redis unreachable (nothing listens on port 1): the counts fall back to the process."""
+    unreachable = {"BACKEND": "django.core.cache.backends.redis.RedisCache"}
+    settings.CACHES = {"default": {**unreachable, "LOCATION": "redis://127.0.0.1:1/0"}}
+    guesser = from_address("127.0.0.12")
+    fail(guesser, "bob", settings.MOMOR_SIGNIN_FAILURES)
+    assert refused(from_address("127.0.0.13").sign_in("bob"))
