@@ -259,7 +259,7 @@ def test_inviting_a_member_again_is_refused(
     assert mail.outbox == []
 
 
-def test_the_accept_form_needs_its_csrf_token(
+def test_the_invitation_forms_need_their_csrf_token(
     acme: Organization, browsers: Browsers, mailoutbox: list[Any]
 ) -> None:
     invite(browsers("alice"), "carol@example.com")
@@ -269,3 +269,10 @@ def test_the_accept_form_needs_its_csrf_token(
     )
     assert forged.status_code == 403
     assert not Membership.objects.filter(user__email="carol@example.com").exists()
+    alice = browsers("alice")
+    pending = Invitation.objects.get()
+    revoke = alice.http.post(f"/members/invitations/{pending.pk}/revoke/")
+    invite_again = alice.http.post("/members/", data={"email": "z@example.com", "role": "member"})
+    assert (revoke.status_code, invite_again.status_code) == (403, 403)
+    pending.refresh_from_db()
+    assert pending.is_pending() and len(mail.outbox) == 1
