@@ -181,3 +181,21 @@ LOGOUT_REDIRECT_URL = "/accounts/login/"
 EMAIL_BACKEND = env_str("MOMOR_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("MOMOR_FROM_EMAIL", "momor@localhost")
 TEMPLATES[0]["OPTIONS"]["context_processors"].append("accounts.views.context.ui")  # type: ignore[index,union-attr]
+
+# Roles and sign-in (see README, "Security") -------------------------------------------
+# How long an invitation's link works.
+MOMOR_INVITATION_TTL_SECONDS = env_int("MOMOR_INVITATION_TTL_SECONDS", 7 * 24 * 3600)
+# Sign-in throttling: after this many failed sign-ins for one account, or from one client
+# address, within a window, further sign-ins (right password or not) are refused until the
+# window ends. Counted in the cache: Redis with REDIS_URL, each process's memory otherwise.
+MOMOR_SIGNIN_FAILURES = env_int("MOMOR_SIGNIN_FAILURES", 5)
+MOMOR_SIGNIN_FAILURES_PER_ADDRESS = env_int("MOMOR_SIGNIN_FAILURES_PER_ADDRESS", 20)
+MOMOR_SIGNIN_WINDOW_SECONDS = env_int("MOMOR_SIGNIN_WINDOW_SECONDS", 900)
+for _name in [
+    "MOMOR_INVITATION_TTL_SECONDS",
+    "MOMOR_SIGNIN_FAILURES",
+    "MOMOR_SIGNIN_FAILURES_PER_ADDRESS",
+    "MOMOR_SIGNIN_WINDOW_SECONDS",
+]:
+    if globals()[_name] < 1:
+        raise ImproperlyConfigured(f"{_name} must be at least 1")
