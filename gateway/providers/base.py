@@ -85,6 +85,16 @@ class CannotCarry(Exception):
     """The call holds content this provider has no way to carry (it moves to the next one)."""
 
 
+def listed(value: object, name: str) -> list[Any]:
+    """A list field of the call as translation reads it: absent (null) as empty; any other
+    value that is not a list cannot be carried."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise CannotCarry(f"'{name}' must be a list")
+    return value
+
+
 class PrepareFailed(Exception):
     """The upstream request could not be made (a credential exchange failed, for instance): the
     try fails with this failure and the call moves on."""
