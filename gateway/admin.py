@@ -13,6 +13,7 @@ from django.db import models
 from django.db.models import ForeignKey
 from django.http import HttpRequest
 
+from accounts.secrets import readable
 from gateway.models import Model as CatalogModel
 from gateway.models import Offering, Provider, Region
 
@@ -88,7 +89,7 @@ class ProviderAdmin(admin.ModelAdmin):
         "new_key",
         "clear_key",
     ]
-    list_display = ["name", "api", "base_url", "key_env", "has_stored_key", "zdr"]
+    list_display = ["name", "api", "base_url", "key_env", "has_stored_key", "key_state", "zdr"]
     list_editable = ["zdr"]
     list_filter = ["api", "zdr"]
     search_fields = ["name", "display_name"]
@@ -96,6 +97,15 @@ class ProviderAdmin(admin.ModelAdmin):
     @admin.display(boolean=True, description="Momor key stored")
     def has_stored_key(self, provider: Provider) -> bool:
         return bool(provider.key_encrypted)
+
+    @admin.display(description="Stored key")
+    def key_state(self, provider: Provider) -> str:
+        """Whether the stored key is used: one the current key cannot decrypt is skipped."""
+        if not provider.key_encrypted:
+            return "-"
+        if readable(provider.key_encrypted):
+            return "in use"
+        return "cannot be decrypted (MOMOR_ENCRYPTION_KEY changed): skipped, set it again"
 
 
 @admin.register(CatalogModel)

@@ -3,6 +3,7 @@ without a query, rebuilt when the database's catalog fingerprint changes."""
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field
 from datetime import date
@@ -10,7 +11,10 @@ from decimal import Decimal
 
 from django.db.models import Count, Max
 
+from accounts.secrets import UnreadableSecret
 from gateway.models import Model, Offering, Provider, Region
+
+log = logging.getLogger(__name__)
 
 MILLION = Decimal(1_000_000)
 
@@ -120,8 +124,22 @@ def _build() -> Catalog:
 
 
 def _provider_info(row: Provider) -> ProviderInfo:
-    key = row.stored_key() or (os.environ.get(row.key_env, "") if row.key_env else "")
+    key = _stored_key(row) or (os.environ.get(row.key_env, "") if row.key_env else "")
     return ProviderInfo(row.name, row.label, row.api, row.base_url.rstrip("/"), row.zdr, key)
+
+
+def _stored_key(row: Provider) -> str:
+    """Momor's key stored for the provider; one that cannot be decrypted is skipped (the
+    provider falls back to `key_env`) rather than failing the whole catalog."""
+    try:
+        return row.stored_key()
+    except UnreadableSecret:
+        log.error(
+            "the stored key of provider %s cannot be decrypted with the current "
+            "MOMOR_ENCRYPTION_KEY: skipped, %s",
+            row.name, f"using {row.key_env}" if row.key_env else "the provider has no key",
+        )  # fmt: skip
+        return ""
 
 
 def _offering_info(row: Offering, providers: dict[str, ProviderInfo]) -> OfferingInfo:
