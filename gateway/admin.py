@@ -110,7 +110,10 @@ class ProviderAdmin(admin.ModelAdmin):
 
 @admin.register(CatalogModel)
 class CatalogModelAdmin(admin.ModelAdmin):
-    list_display = ["id", "name", "released", "deprecated", "tiers", "auto"]
+    list_display = [
+        "id", "name", "released", "deprecated", "tiers", "auto", "context_length",
+        "max_output_tokens",
+    ]  # fmt: skip
     list_filter = ["deprecated", "auto"]
     search_fields = ["id"]
 

@@ -22,7 +22,7 @@ from django.utils import timezone
 from billing.admission import Ticket
 from billing.recording import make_room, record_call
 from billing.records import CallRecord
-from gateway.admission import admit, count_refused, worst_cost
+from gateway.admission import admit, count_refused
 from gateway.caller import Caller
 from gateway.errors import (
     GatewayError,
@@ -37,6 +37,7 @@ from gateway.routing import Candidate, candidates, needs_of, nothing_answers
 from gateway.selectors import AgeRules, resolve
 from gateway.snapshot import Catalog
 from gateway.state import STATE
+from gateway.worst_case import worst_cost
 
 log = logging.getLogger(__name__)
 

@@ -22,6 +22,7 @@ from django.conf import settings
 from billing.cost import call_cost
 from billing.recording import record_call
 from billing.records import AttemptRecord, CallRecord, TokenCounts
+from gateway.admission import Renewal
 from gateway.errors import GatewayError, providers_unavailable, unsupported_parameter
 from gateway.options import CallOptions
 from gateway.providers import adapter_for
@@ -64,6 +65,7 @@ class Call:
     created: int = field(default_factory=lambda: int(time.time()))
     last: tuple[Candidate, Failure] | None = None
     uncarried: str = ""
+    renewal: Renewal | None = None
 
     def elapsed_ms(self, since: float | None = None) -> int:
         return int((time.monotonic() - (since or self.started)) * 1000)
@@ -103,7 +105,9 @@ class Attempt:
 async def answer(call: Call) -> Answer:
     """Try the candidates in order; the first that answers serves the call."""
     try_one = _try_stream if call.options.stream else _try_plain
+    call.renewal = Renewal(call.record.ticket, call.started)
     for candidate in call.candidates:
+        call.renewal.tick()
         answered = await try_one(call, candidate)
         if answered is not None:
             return answered
@@ -348,6 +352,8 @@ class StreamRelay:
                     raw = await anext(stream)
             except StopAsyncIteration:
                 break
+            if self.call.renewal is not None:
+                self.call.renewal.tick()
             for event in decoder.feed(raw):
                 for chunk in self._translated(event):
                     yield chunk

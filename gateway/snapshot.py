@@ -60,6 +60,10 @@ class OfferingInfo:
     json_schema: bool
     reasoning_efforts: tuple[str, ...]
     input_modalities: frozenset[str]
+    context_length: int | None = None
+    """The model's context window in tokens, where the catalog gives it."""
+    max_output_tokens: int | None = None
+    """The model's largest answer in tokens, where the catalog gives it."""
 
     @property
     def place(self) -> str:
@@ -115,7 +119,7 @@ def _build() -> Catalog:
     providers = {p.name: _provider_info(p) for p in Provider.objects.all()}
     regions = {(r.provider_id, r.name): r for r in Region.objects.select_related("provider")}
     by_model: dict[str, list[OfferingInfo]] = {}
-    offerings = Offering.objects.filter(enabled=True).select_related("provider", "region")
+    offerings = Offering.objects.filter(enabled=True).select_related("provider", "region", "model")
     for row in offerings:
         by_model.setdefault(row.model_id, []).append(_offering_info(row, providers))
     models = {m.id: _model_info(m, by_model.get(m.id, [])) for m in Model.objects.all()}
@@ -159,6 +163,8 @@ def _offering_info(row: Offering, providers: dict[str, ProviderInfo]) -> Offerin
         json_schema=row.json_schema,
         reasoning_efforts=tuple(row.reasoning_efforts or ()),
         input_modalities=frozenset(row.input_modalities or ()),
+        context_length=row.model.context_length,
+        max_output_tokens=row.model.max_output_tokens,
     )
 
 

@@ -85,6 +85,12 @@ def request_body(body: Json, upstream_id: str, efforts: tuple[str, ...], stream:
 # Reasoning and the ceiling
 
 
+def sent_ceiling(body: Json, efforts: tuple[str, ...]) -> int:
+    """The `max_tokens` the call is sent with on an offering taking these efforts."""
+    ceiling: int = _reasoning_and_ceiling(body, efforts)["max_tokens"]
+    return ceiling
+
+
 def _reasoning_and_ceiling(body: Json, efforts: tuple[str, ...]) -> Json:
     ceiling = _client_ceiling(body)
     asked = body.get("reasoning_effort")

@@ -303,7 +303,7 @@ def generation_config(body: Json, offering: OfferingInfo) -> Json:
     for name, gemini in SAMPLING:
         if body.get(name) is not None:
             config[gemini] = body[name]
-    ceiling = body.get("max_completion_tokens", body.get("max_tokens"))
+    ceiling = sent_ceiling(body)
     if ceiling is not None:
         config["maxOutputTokens"] = ceiling
     stop = body.get("stop")
@@ -314,6 +314,12 @@ def generation_config(body: Json, offering: OfferingInfo) -> Json:
     if thinking:
         config["thinkingConfig"] = thinking
     return config
+
+
+def sent_ceiling(body: Json) -> object:
+    """The output ceiling as sent (`maxOutputTokens`): max_completion_tokens when the call
+    holds it, else max_tokens."""
+    return body.get("max_completion_tokens", body.get("max_tokens"))
 
 
 def response_format(value: object) -> Json:
