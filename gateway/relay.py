@@ -256,11 +256,18 @@ def final_error(call: Call) -> GatewayError:
             type="rate_limit_error",
             code="rate_limit_exceeded",
         )
+    status = _error_status(failure.status)
     if failure.openai_shaped:
-        return GatewayError(failure.status or 502, **_provider_fields(failure))
-    if failure.status is not None and failure.status >= 500:
-        return GatewayError(failure.status, f"{provider}: {failure.message}", type="server_error")
+        return GatewayError(status, **_provider_fields(failure))
+    if status >= 500 and failure.status is not None:
+        return GatewayError(status, f"{provider}: {failure.message}", type="server_error")
     return providers_unavailable()
+
+
+def _error_status(status: int | None) -> int:
+    """A provider's status as the call's: an error status passes, anything else (none, a
+    redirect, a number a provider wrote in its error body) is a 502."""
+    return status if status is not None and 400 <= status <= 599 else 502
 
 
 def _provider_fields(failure: Failure) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import orjson
 import pytest
+from django.conf import settings as django_settings
 
 from billing.admission import store
 from billing.admission.select import local_store
@@ -34,7 +35,7 @@ from tests.gateway.calls import (
     wait_recorded,
 )
 from tests.gateway.conftest import World, model, offer, provider
-from tests.gateway.test_session_calls import session_cookie, session_post
+from tests.gateway.test_session_calls import CSRF, session_cookie, session_post
 from tests.tcp_delay import DelayingProxy
 
 SONNET = "claude-sonnet-4-5-20250929"
@@ -251,6 +252,17 @@ def test_a_stream_whose_choices_cannot_be_read_fails_over(world: World) -> None:
     assert attempts(row) == [("openai", 502), ("azure@eu", 200)]
 
 
+def test_a_status_a_provider_writes_in_its_error_body_is_never_the_calls(
+    translated: World,
+) -> None:
+    error = b'data: {"error": {"code": 9999, "message": "odd", "status": "INTERNAL"}}\n\n'
+    translated.fake.script(FLASH, inject={"after": 0, "data": b64(error)})
+    response = translated.stream(ask("google/gemini-2.5-flash"))
+    assert error_of(response, 502, "INTERNAL")["message"] == "odd"
+    row = settled_once(response, "failed", 502)
+    assert attempts(row) == [("gemini", None)]
+
+
 # A failure inside Momor
 
 
@@ -335,6 +347,27 @@ def wait_for_cancelled(world: World) -> Generation:
             return found.get()
         time.sleep(0.05)
     raise AssertionError("the call of the client that went away was never recorded")
+
+
+def test_a_session_client_gone_mid_stream_is_recorded_once_and_settled(world: World) -> None:
+    alice = make_user("alice", world.org)
+    world.fake.script("gpt-5", text=" ".join(["w"] * 40), chunk_delay=0.1)
+    cookies = {
+        django_settings.CSRF_COOKIE_NAME: CSRF,
+        django_settings.SESSION_COOKIE_NAME: session_cookie(alice),
+    }
+    with httpx.stream(
+        "POST", world.url + "/v1/chat/completions", json=ask(stream=True),
+        headers={"x-csrftoken": CSRF}, cookies=cookies, timeout=10,
+    ) as response:  # fmt: skip
+        assert response.status_code == 200
+        request_id = response.headers["x-momor-request-id"]
+        next(response.iter_lines())
+    wait_recorded(request_id)
+    assert drain()
+    rows = Generation.objects.filter(request_id=request_id)
+    assert [row.status for row in rows] == ["cancelled"]
+    assert_no_reservation_open(world.org.pk)
 
 
 def test_a_client_gone_before_the_first_byte_leaves_no_reservation(world: World) -> None:
