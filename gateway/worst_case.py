@@ -7,7 +7,8 @@ its candidates of what each would be sent and could answer.
 - Output: the ceiling the candidate's adapter sends (Anthropic's includes the thinking
   budget), no more than the model's `max_output_tokens`; where no ceiling is sent, the model's
   `max_output_tokens`, else MOMOR_RESERVE_COMPLETION_TOKENS; times the answers asked for (`n`).
-- Prices: prompt tokens at the dearest of the prompt, cache-read and cache-write prices."""
+- Prices: prompt tokens at the dearest of the prompt, cache-read and cache-write prices; on
+  the organization's own key, the BYOK fee of that (as `billing.cost.call_cost` charges)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,7 @@ from typing import Any
 
 from django.conf import settings
 
-from billing.cost import call_cost
-from billing.records import TokenCounts
+from billing.cost import MILLION, byok_fee
 from gateway.providers import REGISTRY, adapter_for
 from gateway.providers.base import Adapter
 from gateway.routing import PART_MODALITIES, Candidate
@@ -46,11 +46,12 @@ def _cost(body: dict[str, Any], body_size: int, parts: MediaParts, candidate: Ca
     offering = candidate.offering
     # An API with no adapter fails when tried; until then it counts as any compatible server.
     adapter = adapter_for(offering.provider.api) or REGISTRY["openai_compatible"]
-    tokens = TokenCounts(
-        prompt=_prompt(adapter, offering, body_size, parts),
-        completion=_output(adapter, offering, body) * adapter.answers(body),
-    )
-    return call_cost(tokens, _dearest(offering), candidate.key_source)
+    prompt = _prompt(adapter, offering, body_size, parts)
+    completion = _output(adapter, offering, body) * adapter.answers(body)
+    prices = offering.prices
+    dearest = max(prices.prompt, prices.cache_read, prices.cache_write)
+    cost = (prompt * dearest + completion * prices.completion) / MILLION
+    return cost * byok_fee() if candidate.key_source == "own" else cost
 
 
 def _prompt(adapter: Adapter, offering: OfferingInfo, body_size: int, parts: MediaParts) -> int:
@@ -66,12 +67,6 @@ def _output(adapter: Adapter, offering: OfferingInfo, body: dict[str, Any]) -> i
     if sent is None:
         return most or settings.MOMOR_RESERVE_COMPLETION_TOKENS
     return min(sent, most or sent)
-
-
-def _dearest(offering: OfferingInfo) -> dict[str, str]:
-    prices = offering.prices
-    prompt = max(prices.prompt, prices.cache_read, prices.cache_write)
-    return {"prompt": str(prompt), "completion": str(prices.completion)}
 
 
 def media_parts(messages: object) -> MediaParts:
