@@ -132,10 +132,20 @@ class SavedKeyForm(forms.ModelForm):
 @admin.register(SavedKey)
 class SavedKeyAdmin(admin.ModelAdmin):
     form = SavedKeyForm
-    fields = ["organization", "provider", "label", "zdr", "secret"]
-    list_display = ["organization", "provider", "label", "zdr", "created_at"]
+    fields = ["organization", "provider", "label", "zdr", "secret", "state"]
+    list_display = ["organization", "provider", "label", "zdr", "state", "created_at"]
     list_display_links = ["organization", "provider"]
     list_editable = ["zdr"]
     list_filter = ["zdr", "organization"]
     search_fields = ["organization__slug", "provider", "label"]
     list_select_related = ["organization"]
+    readonly_fields = ["state"]
+
+    @admin.display(description="State")
+    def state(self, saved_key: SavedKey) -> str:
+        """In use, or skipped because the current MOMOR_ENCRYPTION_KEY cannot decrypt it."""
+        if not saved_key.secret_encrypted:
+            return "-"
+        if saved_key.readable:
+            return "in use"
+        return "cannot be decrypted (MOMOR_ENCRYPTION_KEY changed): skipped, save it again"

@@ -11,7 +11,7 @@ from django.db.models import F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce, Now
 from django.utils import timezone
 
-from accounts.secrets import decrypt_secret, encrypt_secret, hash_api_key
+from accounts.secrets import decrypt_secret, encrypt_secret, hash_api_key, readable
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -213,7 +213,13 @@ class SavedKey(models.Model):
 
     @property
     def secret(self) -> str:
+        """The plain key; raises UnreadableSecret when the current key cannot decrypt it."""
         return decrypt_secret(self.secret_encrypted)
+
+    @property
+    def readable(self) -> bool:
+        """Whether the current MOMOR_ENCRYPTION_KEY decrypts it (not after a rotation)."""
+        return readable(self.secret_encrypted)
 
     @property
     def root(self) -> str:

@@ -43,10 +43,24 @@ def encrypt_secret(plain: str) -> str:
     return _fernet().encrypt(plain.encode()).decode()
 
 
+class UnreadableSecret(ImproperlyConfigured):
+    """A stored provider key that the current MOMOR_ENCRYPTION_KEY cannot decrypt (the key was
+    rotated, or the row was copied from another deployment)."""
+
+
 def decrypt_secret(token: str) -> str:
     try:
         return _fernet().decrypt(token.encode()).decode()
     except InvalidToken:
-        raise ImproperlyConfigured(
+        raise UnreadableSecret(
             "A stored provider key cannot be decrypted: MOMOR_ENCRYPTION_KEY has changed"
         ) from None
+
+
+def readable(token: str) -> bool:
+    """Whether a stored secret decrypts with the current key."""
+    try:
+        decrypt_secret(token)
+    except UnreadableSecret:
+        return False
+    return True

@@ -13,6 +13,7 @@ from django.db import models
 from django.db.models import ForeignKey
 from django.http import HttpRequest
 
+from accounts.secrets import readable
 from gateway.models import Model as CatalogModel
 from gateway.models import Offering, Provider, Region
 
@@ -88,7 +89,7 @@ class ProviderAdmin(admin.ModelAdmin):
         "new_key",
         "clear_key",
     ]
-    list_display = ["name", "api", "base_url", "key_env", "has_stored_key", "zdr"]
+    list_display = ["name", "api", "base_url", "key_env", "has_stored_key", "key_state", "zdr"]
     list_editable = ["zdr"]
     list_filter = ["api", "zdr"]
     search_fields = ["name", "display_name"]
@@ -97,10 +98,22 @@ class ProviderAdmin(admin.ModelAdmin):
     def has_stored_key(self, provider: Provider) -> bool:
         return bool(provider.key_encrypted)
 
+    @admin.display(description="Stored key")
+    def key_state(self, provider: Provider) -> str:
+        """Whether the stored key is used: one the current key cannot decrypt is skipped."""
+        if not provider.key_encrypted:
+            return "-"
+        if readable(provider.key_encrypted):
+            return "in use"
+        return "cannot be decrypted (MOMOR_ENCRYPTION_KEY changed): skipped, set it again"
+
 
 @admin.register(CatalogModel)
 class CatalogModelAdmin(admin.ModelAdmin):
-    list_display = ["id", "name", "released", "deprecated", "tiers", "auto"]
+    list_display = [
+        "id", "name", "released", "deprecated", "tiers", "auto", "context_length",
+        "max_output_tokens",
+    ]  # fmt: skip
     list_filter = ["deprecated", "auto"]
     search_fields = ["id"]
 

@@ -5,6 +5,7 @@ seconds."""
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -14,6 +15,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import ApiKey, KeyKind, Organization, SavedKey, creator_holds
+from accounts.secrets import UnreadableSecret
+
+log = logging.getLogger(__name__)
 
 NEGATIVE_TTL = 2.0
 NEGATIVE_MAX = 10_000
@@ -119,9 +123,9 @@ def _refused(row: ApiKey) -> bool:
 def _load_orgs(org_ids: list[int]) -> dict[int, OrgInfo]:
     saved: dict[int, dict[str, SavedKeyInfo]] = {}
     for key in SavedKey.objects.filter(Q(organization_id__in=org_ids)):
-        saved.setdefault(key.organization_id, {})[key.provider] = SavedKeyInfo(
-            key.provider, key.secret, key.zdr
-        )
+        info = _saved_key_info(key)
+        if info is not None:
+            saved.setdefault(key.organization_id, {})[key.provider] = info
     return {
         org.pk: OrgInfo(
             id=org.pk,
@@ -133,6 +137,28 @@ def _load_orgs(org_ids: list[int]) -> dict[int, OrgInfo]:
         )
         for org in Organization.objects.filter(pk__in=org_ids)
     }
+
+
+# Saved keys already reported unreadable, by (id, last change): each is logged once, not on
+# every refresh.
+_unreadable: set[tuple[int, datetime]] = set()
+
+
+def _saved_key_info(key: SavedKey) -> SavedKeyInfo | None:
+    """The key as calls use it; None for one that cannot be decrypted, which is skipped (its
+    offerings fall to Momor's key) rather than failing its organization or the refresh."""
+    try:
+        return SavedKeyInfo(key.provider, key.secret, key.zdr)
+    except UnreadableSecret:
+        if (key.pk, key.updated_at) not in _unreadable:
+            _unreadable.add((key.pk, key.updated_at))
+            log.error(
+                "saved key %s (organization %s, %s) cannot be decrypted with the current "
+                "MOMOR_ENCRYPTION_KEY: skipped, its offerings use Momor's key until it is "
+                "saved again",
+                key.pk, key.organization_id, key.provider,
+            )  # fmt: skip
+        return None
 
 
 def now() -> datetime:

@@ -80,6 +80,12 @@ class Model(models.Model):
     tiers = models.JSONField(default=list, blank=True)
     auto = models.BooleanField(default=False, help_text="The auto selector may pick it.")
     context_length = models.PositiveIntegerField(null=True, blank=True)
+    max_output_tokens = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="The most tokens one answer may hold (the provider's documented maximum "
+        "output): what a call that sets no ceiling reserves.",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -29,7 +29,7 @@ PROVIDER_FIELDS = frozenset(
 )
 REGION_FIELDS = frozenset({"name", "base_url"})
 MODEL_FIELDS = frozenset(
-    {"id", "name", "released", "deprecated", "tiers", "auto", "context_length"}
+    {"id", "name", "released", "deprecated", "tiers", "auto", "context_length", "max_output_tokens"}
 )
 OFFERING_PRICES = ("prompt_price", "completion_price", "cache_read_price", "cache_write_price")
 OFFERING_CAPABILITIES = ("tools", "json_schema", "reasoning_efforts", "input_modalities")
@@ -290,6 +290,7 @@ def _parse_model(table: _Table) -> ModelSpec:
         "tiers": table.names("tiers", "tier"),
         "auto": table.flag("auto", False),
         "context_length": table.count("context_length"),
+        "max_output_tokens": table.count("max_output_tokens"),
     }
     return ModelSpec(id=model_id, values=values)
 

@@ -6,6 +6,10 @@ timing and failure machinery (delays, scripted errors, dropped connections, clie
 and the command line entry point. Protocol modules (`fake_openai`...) only translate a
 `Behaviour` into their wire format and register their routes; `protocols()` lists them.
 
+Malformed answers are scripted as raw bytes, base64 in the script: `raw_body` is a plain 2xx
+answer's whole body, sent as it is; `inject` (`{"after": N, "data": ...}`) writes its bytes into a
+stream after the opening events and N content events (a line that is not JSON, invalid UTF-8).
+
 Run it with `python -m gateway.testing.fake_upstream --port 0`: it prints one line
 `listening on http://HOST:PORT` and serves until SIGTERM or SIGINT.
 """
@@ -14,6 +18,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
+import binascii
 import re
 import signal
 import socket
@@ -60,6 +66,14 @@ class Failure:
 
 
 @dataclass(frozen=True)
+class Injection:
+    """Raw bytes written into a stream after the opening events and `after` content events."""
+
+    after: int
+    data: bytes
+
+
+@dataclass(frozen=True)
 class Behaviour:
     """How the fake answers one model id; the defaults are the unscripted answer."""
 
@@ -79,6 +93,8 @@ class Behaviour:
     drop_after: int | None = None
     stream_error_after: int | None = None
     no_usage: bool = False
+    raw_body: bytes | None = None
+    inject: Injection | None = None
 
     @property
     def content(self) -> str | None:
@@ -170,6 +186,19 @@ def _read_bool(value: object, key: str) -> bool:
     return value
 
 
+def _read_base64(value: object, key: str) -> bytes:
+    try:
+        return base64.b64decode(_read_str(value, key), validate=True)
+    except binascii.Error:
+        raise ScriptError(f"{key} must be base64") from None
+
+
+def _read_injection(value: object, key: str) -> Injection:
+    item = _read_object(value, key)
+    after = _read_count(item.get("after", 0), f"{key}.after")
+    return Injection(after=after, data=_read_base64(item.get("data"), f"{key}.data"))
+
+
 def _read_tool_calls(value: object, key: str) -> tuple[ToolCall, ...]:
     if not isinstance(value, list) or not value:
         raise ScriptError(f"{key} must be a non-empty list")
@@ -217,6 +246,8 @@ _SCRIPT_KEYS: dict[str, Callable[[object, str], Any]] = {
     "drop_after": _read_count,
     "stream_error_after": _read_count,
     "no_usage": _read_bool,
+    "raw_body": _read_base64,
+    "inject": _read_injection,
 }
 
 
@@ -293,6 +324,13 @@ def failure_response(fail: Failure, default_body: Json) -> web.Response:
 
 def stream_plan(events: SseEvents, behaviour: Behaviour) -> tuple[list[bytes], bool]:
     """The events to write and whether to drop the connection after them."""
+    sequence, drop = _cut(events, behaviour)
+    if behaviour.inject is not None:
+        sequence.insert(len(events.head) + behaviour.inject.after, behaviour.inject.data)
+    return sequence, drop
+
+
+def _cut(events: SseEvents, behaviour: Behaviour) -> tuple[list[bytes], bool]:
     drop, error = behaviour.drop_after, behaviour.stream_error_after
     if drop is not None and (error is None or drop <= error):
         return [*events.head, *events.body[:drop]], True
@@ -376,6 +414,9 @@ class Upstream:
             return _drop(request)
         if failing and behaviour.fail is not None:
             return await _send(request, record, answer.failure(behaviour.fail))
+        if behaviour.raw_body is not None and not answer.stream:
+            raw = web.Response(body=behaviour.raw_body, content_type="application/json")
+            return await _send(request, record, raw)
         if answer.stream:
             return await _stream(request, record, behaviour, answer.events(behaviour))
         return await _send(request, record, answer.plain(behaviour))
