@@ -144,6 +144,10 @@ MOMOR_UPSTREAM_CONNECT_TIMEOUT = env_float("MOMOR_UPSTREAM_CONNECT_TIMEOUT", 10.
 MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT = env_float("MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT", 300.0)
 MOMOR_UPSTREAM_CHUNK_TIMEOUT = env_float("MOMOR_UPSTREAM_CHUNK_TIMEOUT", 120.0)
 MOMOR_UPSTREAM_TRANSPORT = env_str("MOMOR_UPSTREAM_TRANSPORT", "aiohttp")
+# Outbound requests to addresses users supply (gateway/outbound.py): the only token endpoint a
+# Vertex service account may name, and networks the guard lets through besides public ones.
+MOMOR_GOOGLE_TOKEN_URL = env_str("MOMOR_GOOGLE_TOKEN_URL", "https://oauth2.googleapis.com/token")
+MOMOR_OUTBOUND_ALLOW = env_list("MOMOR_OUTBOUND_ALLOW", [])
 if MOMOR_UPSTREAM_TRANSPORT not in {"aiohttp", "httpx"}:
     raise ImproperlyConfigured("MOMOR_UPSTREAM_TRANSPORT must be aiohttp or httpx")
 

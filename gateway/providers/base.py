@@ -18,9 +18,13 @@ from gateway.sse import Event
 
 @dataclass(slots=True)
 class UpstreamRequest:
+    """One request to a provider. `secrets` names the credentials it carries beyond the
+    candidate's key (an access token made from it): failures are scrubbed of them."""
+
     url: str
     headers: dict[str, str]
     body: bytes
+    secrets: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)

@@ -364,7 +364,8 @@ class GeminiAnswer:
             for i in range(self.candidates)
         ]
         tail = _sse({**self._envelope(last, behaviour), **behaviour.extra})
-        return SseEvents(head=[], body=body, tail=[tail], error=_sse(google_error(500, MID_STREAM)))
+        message = behaviour.stream_error_message or MID_STREAM
+        return SseEvents(head=[], body=body, tail=[tail], error=_sse(google_error(500, message)))
 
     def _stream_parts(self, behaviour: Behaviour) -> list[list[list[Json]]]:
         """Per event, each candidate's parts: thoughts, text pieces, then the function calls."""
