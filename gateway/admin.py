@@ -13,6 +13,7 @@ from django.db import models
 from django.db.models import ForeignKey
 from django.http import HttpRequest
 
+from accounts.key_env import key_env_problem
 from gateway.models import Model as CatalogModel
 from gateway.models import Offering, Provider, Region
 
@@ -43,6 +44,12 @@ class ProviderForm(forms.ModelForm):
         model = Provider
         fields = ["name", "display_name", "api", "base_url", "key_env", "zdr"]
         formfield_callback = _https_formfield
+
+    def clean_key_env(self) -> str:
+        name: str = self.cleaned_data["key_env"].strip()
+        if name and (problem := key_env_problem(name)):
+            raise forms.ValidationError(problem)
+        return name
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}

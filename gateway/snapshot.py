@@ -3,6 +3,7 @@ without a query, rebuilt when the database's catalog fingerprint changes."""
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field
 from datetime import date
@@ -10,7 +11,11 @@ from decimal import Decimal
 
 from django.db.models import Count, Max
 
+from accounts.key_env import key_env_problem
+from accounts.redaction import note_secret
 from gateway.models import Model, Offering, Provider, Region
+
+log = logging.getLogger(__name__)
 
 MILLION = Decimal(1_000_000)
 
@@ -120,8 +125,22 @@ def _build() -> Catalog:
 
 
 def _provider_info(row: Provider) -> ProviderInfo:
-    key = row.stored_key() or (os.environ.get(row.key_env, "") if row.key_env else "")
+    key = row.stored_key() or _key_from_env(row)
     return ProviderInfo(row.name, row.label, row.api, row.base_url.rstrip("/"), row.zdr, key)
+
+
+def _key_from_env(row: Provider) -> str:
+    """Momor's key from the variable key_env names, if the rule lets it name that one (a row
+    written before the rule, or behind the admin's back, gets no key)."""
+    if not row.key_env:
+        return ""
+    problem = key_env_problem(row.key_env)
+    if problem is not None:
+        log.warning("provider %s has no key: %s", row.name, problem)
+        return ""
+    key = os.environ.get(row.key_env, "")
+    note_secret(key)
+    return key
 
 
 def _offering_info(row: Offering, providers: dict[str, ProviderInfo]) -> OfferingInfo:
