@@ -173,3 +173,15 @@ class SavedKey(models.Model):
     @property
     def root(self) -> str:
         return self.provider.split("@", 1)[0]
+
+
+class EncryptionSalt(models.Model):
+    """The deployment's salt for stretching a passphrase MOMOR_ENCRYPTION_KEY: one row, made
+    on first use, read by every process. Each ciphertext also carries the salt it was made
+    with, so a lost row loses nothing (the next encryption makes a new one)."""
+
+    salt = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return "encryption salt"
