@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from django.views.decorators.debug import sensitive_variables
 
 from accounts.secrets import decrypt_secret, encrypt_secret, hash_api_key
 
@@ -162,6 +163,7 @@ class SavedKey(models.Model):
     def __str__(self) -> str:
         return f"{self.organization}: {self.provider}"
 
+    @sensitive_variables("plain")
     def set_secret(self, plain: str) -> None:
         self.secret_encrypted = encrypt_secret(plain)
         self.suffix = plain[-4:] if len(plain) >= 12 else ""

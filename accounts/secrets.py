@@ -15,6 +15,7 @@ from cryptography.fernet import Fernet, InvalidToken
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.views.decorators.debug import sensitive_variables
 
 from accounts.redaction import note_secret
 
@@ -77,6 +78,7 @@ def _deployment_salt() -> str:
     return row.salt
 
 
+@sensitive_variables("plain")
 def encrypt_secret(plain: str) -> str:
     note_secret(plain)
     material = _material()
@@ -87,6 +89,7 @@ def encrypt_secret(plain: str) -> str:
     return f"{PASSPHRASE_PREFIX}{salt}${_derived(material, salt).encrypt(plain.encode()).decode()}"
 
 
+@sensitive_variables("plain")
 def decrypt_secret(token: str) -> str:
     material = _material()
     try:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Final
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.views.decorators.debug import sensitive_variables
 
 from accounts.models import ApiKey, Membership, Organization, Role, SavedKey
 from accounts.secrets import (
@@ -222,6 +223,7 @@ def _check_provider_place(place: str) -> None:
         raise AccountError(f"unknown region '{place}'")
 
 
+@sensitive_variables("secret")
 def saved_key_save(
     *, organization: Organization, provider: str, secret: str, zdr: bool = False, label: str = ""
 ) -> SavedKey:

@@ -12,6 +12,8 @@ from django.contrib import admin
 from django.db import models
 from django.db.models import ForeignKey
 from django.http import HttpRequest
+from django.utils.decorators import method_decorator
+from django.views.decorators.debug import sensitive_post_parameters
 
 from accounts.key_env import key_env_problem
 from gateway.models import Model as CatalogModel
@@ -81,6 +83,7 @@ class RegionInline(admin.TabularInline):
 
 
 @admin.register(Provider)
+@method_decorator(sensitive_post_parameters("new_key"), name="changeform_view")
 class ProviderAdmin(admin.ModelAdmin):
     form = ProviderForm
     formfield_overrides = URL_OVERRIDES

@@ -167,13 +167,20 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {"TITLE": "Momor management API", "VERSION": "1"}
 
+# Every handler masks secrets (momor/logs.py): the filter is declared here for Momor's own
+# handler, and `configure` adds it to handlers configured elsewhere (the ASGI server's).
+LOGGING_CONFIG = "momor.logs.configure"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"scrub_secrets": {"()": "momor.logs.ScrubSecrets"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["scrub_secrets"]}},
     "root": {"handlers": ["console"], "level": env_str("MOMOR_LOG_LEVEL", "INFO")},
     "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
 }
+
+# Error reports (the admins' mail, the debug page) mask secrets in frames and request data.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "momor.logs.ScrubbingReporterFilter"
 
 # The members' UI ----------------------------------------------------------------------
 STATICFILES_DIRS = [BASE_DIR / "static"]
