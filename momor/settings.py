@@ -132,8 +132,12 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 
-# The completions body limit of the spec (30 MiB); Django's own form limit stays small.
+# The completions body limit of the spec (30 MiB); every other route has a smaller one, and
+# every body a time to arrive in (gateway/body_limit.py), both applied while it is read.
+# Django's own check is a backstop behind them.
 MOMOR_MAX_BODY_BYTES = 30 * 1024 * 1024
+MOMOR_BODY_TIMEOUT = env_float("MOMOR_BODY_TIMEOUT", 60.0)
+MOMOR_WEBSOCKET_MESSAGE_BYTES = 4096
 DATA_UPLOAD_MAX_MEMORY_SIZE = MOMOR_MAX_BODY_BYTES + 1
 
 MOMOR_REFRESH_SECONDS = env_float("MOMOR_REFRESH_SECONDS", 2.0)

@@ -5,6 +5,7 @@ without it (POST data and frame variables)."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import httpx
@@ -18,6 +19,7 @@ from tests.child_process import manage
 from tests.conftest import make_user
 from tests.gateway.calls import settle
 from tests.gateway.conftest import World
+from tests.real_server import RealServer
 
 pytestmark = pytest.mark.security
 
@@ -99,3 +101,16 @@ def test_the_debug_page_holds_no_secret(world: World, settings: Any) -> None:
     assert response.status_code == 500
     assert "MOMOR_ENCRYPTION_KEY is required" in response.text
     assert SAVED not in response.text and SAVED[4:-4] not in response.text
+
+
+def test_the_servers_access_log_masks_a_key_in_a_query_string(uvicorn: RealServer) -> None:
+    """The ASGI server's own handlers get the filter too: a key pasted into a URL by mistake
+    is masked in the access log."""
+    response = httpx.get(f"{uvicorn.url}/v1/models", params={"api_key": MOMOR_KEY})
+    assert response.status_code in (200, 503)
+    deadline = time.monotonic() + 5
+    while "/v1/models?api_key=" not in uvicorn.output() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    logged = uvicorn.output()
+    assert "GET /v1/models?api_key=****AAAA HTTP/1.1" in logged
+    assert MOMOR_KEY not in logged
