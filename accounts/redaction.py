@@ -15,8 +15,9 @@ from collections.abc import Iterable
 from urllib.parse import quote, quote_plus
 
 MASK = "****"
-# Shorter secrets are masked whole: four characters of a short key say too much of it.
-SHOWN_TAIL_FROM = 16
+# Shorter secrets are masked whole, as the members' UI shows a saved key's last four characters
+# only from this length on.
+SHOWN_TAIL_FROM = 12
 # Shorter strings are not treated as secrets: masking them would garble ordinary words.
 SHORTEST_SECRET = 8
 
@@ -44,31 +45,27 @@ class Secrets:
     """A set of secrets and the one pattern that finds any of them, rebuilt when it grows."""
 
     def __init__(self) -> None:
-        self._known: dict[str, str] = {}
-        self._pattern: re.Pattern[str] | None = None
+        # The masks by secret and the pattern finding them, replaced together.
+        self._state: tuple[dict[str, str], re.Pattern[str] | None] = ({}, None)
         self._lock = threading.Lock()
 
     def note(self, secrets: Iterable[str]) -> None:
         """Remember these secrets (thread-safe; cheap when they are known already)."""
-        fresh = [s for s in secrets if len(s) >= SHORTEST_SECRET and s not in self._known]
+        fresh = [s for s in secrets if len(s) >= SHORTEST_SECRET and s not in self._state[0]]
         if not fresh:
             return
         with self._lock:
-            known = dict(self._known)
+            known = dict(self._state[0])
             for secret in fresh:
                 for form in _forms(secret):
                     known[form] = mask(secret)
-            self._known, self._pattern = known, _alternation(known)
+            self._state = (known, _alternation(known))
 
     def scrub(self, text: str) -> str:
-        pattern, known = self._pattern, self._known
+        known, pattern = self._state
         if pattern is None:
             return text
         return pattern.sub(lambda m: known[m.group(0)], text)
-
-    def forget(self) -> None:
-        with self._lock:
-            self._known, self._pattern = {}, None
 
 
 def _alternation(known: dict[str, str]) -> re.Pattern[str]:

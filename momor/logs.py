@@ -25,7 +25,7 @@ class ScrubSecrets(logging.Filter):
     """Masks secrets in a record's message, arguments, exception text and stack."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.msg = scrub(record.msg) if isinstance(record.msg, str) else record.msg
+        record.msg = _scrubbed(record.msg)
         record.args = _scrubbed_args(record.args)
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
