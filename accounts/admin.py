@@ -11,6 +11,8 @@ from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.decorators import method_decorator
+from django.views.decorators.debug import sensitive_post_parameters
 
 from accounts.models import ApiKey, Membership, Organization, SavedKey
 from gateway.models import Provider, Region
@@ -130,6 +132,7 @@ class SavedKeyForm(forms.ModelForm):
 
 
 @admin.register(SavedKey)
+@method_decorator(sensitive_post_parameters("secret"), name="changeform_view")
 class SavedKeyAdmin(admin.ModelAdmin):
     form = SavedKeyForm
     fields = ["organization", "provider", "label", "zdr", "secret", "state"]

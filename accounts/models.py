@@ -10,6 +10,7 @@ from django.db import models
 from django.db.models import F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce, Now
 from django.utils import timezone
+from django.views.decorators.debug import sensitive_variables
 
 from accounts.secrets import decrypt_secret, encrypt_secret, hash_api_key, readable
 
@@ -207,6 +208,7 @@ class SavedKey(models.Model):
     def __str__(self) -> str:
         return f"{self.organization}: {self.provider}"
 
+    @sensitive_variables("plain")
     def set_secret(self, plain: str) -> None:
         self.secret_encrypted = encrypt_secret(plain)
         self.suffix = plain[-4:] if len(plain) >= 12 else ""
@@ -269,3 +271,15 @@ class Invitation(models.Model):
     def is_pending(self) -> bool:
         live = self.accepted_at is None and self.revoked_at is None
         return live and self.expires_at > timezone.now()
+
+
+class EncryptionSalt(models.Model):
+    """The deployment's salt for stretching a passphrase MOMOR_ENCRYPTION_KEY: one row, made
+    on first use, read by every process. Each ciphertext also carries the salt it was made
+    with, so a lost row loses nothing (the next encryption makes a new one)."""
+
+    salt = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return "encryption salt"

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.views.decorators.debug import sensitive_variables
 
 from accounts.models import (
     ADMIN_ROLES,
@@ -289,6 +290,7 @@ def _check_provider_place(place: str) -> None:
         raise AccountError(f"unknown region '{place}'")
 
 
+@sensitive_variables("secret")
 def saved_key_save(
     *, organization: Organization, provider: str, secret: str, zdr: bool = False, label: str = ""
 ) -> SavedKey:

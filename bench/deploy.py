@@ -19,7 +19,7 @@ MODEL = "bench/fast"  # the model id clients ask for
 UPSTREAM_ID = "fast"  # the fake's model id, what the gateways send on
 CHUNKS = 20
 ANSWER = " ".join(f"w{i:02d}" for i in range(CHUNKS))  # 20 pieces of text
-FAKE_KEY_ENV = "BENCH_FAKE_KEY"
+FAKE_KEY_ENV = "MOMOR_PROVIDER_KEY_BENCH"
 
 CATALOG = f"""
 [[providers]]

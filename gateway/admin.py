@@ -12,7 +12,10 @@ from django.contrib import admin
 from django.db import models
 from django.db.models import ForeignKey
 from django.http import HttpRequest
+from django.utils.decorators import method_decorator
+from django.views.decorators.debug import sensitive_post_parameters
 
+from accounts.key_env import key_env_problem
 from accounts.secrets import readable
 from gateway.models import Model as CatalogModel
 from gateway.models import Offering, Provider, Region
@@ -45,6 +48,12 @@ class ProviderForm(forms.ModelForm):
         fields = ["name", "display_name", "api", "base_url", "key_env", "zdr"]
         formfield_callback = _https_formfield
 
+    def clean_key_env(self) -> str:
+        name: str = self.cleaned_data["key_env"].strip()
+        if name and (problem := key_env_problem(name)):
+            raise forms.ValidationError(problem)
+        return name
+
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
         if cleaned.get("new_key") and cleaned.get("clear_key"):
@@ -75,6 +84,7 @@ class RegionInline(admin.TabularInline):
 
 
 @admin.register(Provider)
+@method_decorator(sensitive_post_parameters("new_key"), name="changeform_view")
 class ProviderAdmin(admin.ModelAdmin):
     form = ProviderForm
     formfield_overrides = URL_OVERRIDES

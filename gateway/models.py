@@ -5,6 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from django.db import models
+from django.views.decorators.debug import sensitive_variables
 
 from accounts.secrets import decrypt_secret, encrypt_secret
 
@@ -51,6 +52,7 @@ class Provider(models.Model):
     def label(self) -> str:
         return self.display_name or self.get_api_display()
 
+    @sensitive_variables("plain")
     def set_key(self, plain: str) -> None:
         self.key_encrypted = encrypt_secret(plain) if plain else ""
 

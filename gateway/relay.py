@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 from django.conf import settings
 
+from accounts.redaction import scrub
 from billing.cost import call_cost
 from billing.recording import record_call
 from billing.records import AttemptRecord, CallRecord, TokenCounts
@@ -87,14 +88,19 @@ class Attempt:
             prices=offering.prices.as_dict(),
         )
         call.record.attempts.append(self.row)
+        self.secrets: tuple[str, ...] = ()
 
-    def failed(self, failure: Failure, *, decisive: bool = True) -> None:
-        """Note a failed try; a decisive one is what the call answers if it is the last."""
+    def failed(self, failure: Failure, *, decisive: bool = True) -> Failure:
+        """Note a failed try; a decisive one is what the call answers if it is the last.
+        Every secret sent upstream on this try is masked first: the failure returned is the
+        one to answer with."""
+        failure = scrubbed(failure, (self.candidate.secret, *self.secrets))
         self.row.http_status = failure.status
         self.row.error = failure.message[:2000]
         self.row.latency_ms = self.call.elapsed_ms(self.started)
         if decisive:
             self.call.last = (self.candidate, failure)
+        return failure
 
     def served(self, status: int, usage: Usage | None) -> None:
         self.row.http_status = status
@@ -199,6 +205,7 @@ async def _open(
                     exc_info=True)  # fmt: skip
         _uncarried(call, attempt, f"a value it could not translate ({type(exc).__name__})")
         return None
+    attempt.secrets = prepared.secrets
     try:
         async with asyncio.timeout(settings.MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT):
             return await send(prepared.url, prepared.headers, prepared.body)
@@ -229,7 +236,7 @@ async def _read_failure(response: Response) -> bytes:
 def _refused(call: Call, attempt: Attempt, failure: Failure) -> Answer | None:
     """A provider's non-2xx: the next candidate's turn, or (a request the provider rejects)
     the call's answer at once."""
-    attempt.failed(failure)
+    failure = attempt.failed(failure)
     status = failure.status or 502
     if failure.openai_shaped and 400 <= status < 500 and status not in RETRYABLE_4XX:
         raise GatewayError(status, **_provider_fields(failure))
@@ -403,7 +410,7 @@ class StreamRelay:
         code = failure.status or 502
         if failure.error and isinstance(failure.error.get("code"), int):
             code = failure.error["code"]
-        self.attempt.failed(failure)
+        failure = self.attempt.failed(failure)
         return encode(
             {
                 "id": self.call.request_id,
@@ -440,6 +447,18 @@ class StreamRelay:
             completion=(self.delivered_chars + 3) // 4,
             estimated=True,
         )
+
+
+def scrubbed(failure: Failure, secrets: tuple[str, ...]) -> Failure:
+    """The failure with these secrets (and anything shaped like a key) masked in its message
+    and in every text field of its error object."""
+    error = None
+    if failure.error is not None:
+        error = {
+            name: scrub(value, secrets) if isinstance(value, str) else value
+            for name, value in failure.error.items()
+        }
+    return Failure(failure.status, scrub(failure.message, secrets), error)
 
 
 def _adapter(candidate: Candidate) -> Adapter:

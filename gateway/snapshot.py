@@ -11,6 +11,8 @@ from decimal import Decimal
 
 from django.db.models import Count, Max
 
+from accounts.key_env import key_env_problem
+from accounts.redaction import note_secret
 from accounts.secrets import UnreadableSecret
 from gateway.models import Model, Offering, Provider, Region
 
@@ -128,7 +130,7 @@ def _build() -> Catalog:
 
 
 def _provider_info(row: Provider) -> ProviderInfo:
-    key = _stored_key(row) or (os.environ.get(row.key_env, "") if row.key_env else "")
+    key = _stored_key(row) or _key_from_env(row)
     return ProviderInfo(row.name, row.label, row.api, row.base_url.rstrip("/"), row.zdr, key)
 
 
@@ -144,6 +146,20 @@ def _stored_key(row: Provider) -> str:
             row.name, f"using {row.key_env}" if row.key_env else "the provider has no key",
         )  # fmt: skip
         return ""
+
+
+def _key_from_env(row: Provider) -> str:
+    """Momor's key from the variable key_env names, if the rule lets it name that one (a row
+    written before the rule, or behind the admin's back, gets no key)."""
+    if not row.key_env:
+        return ""
+    problem = key_env_problem(row.key_env)
+    if problem is not None:
+        log.warning("provider %s has no key: %s", row.name, problem)
+        return ""
+    key = os.environ.get(row.key_env, "")
+    note_secret(key)
+    return key
 
 
 def _offering_info(row: Offering, providers: dict[str, ProviderInfo]) -> OfferingInfo:

@@ -6,6 +6,7 @@ import os
 
 import orjson
 from celery import Celery
+from celery.signals import after_setup_logger, after_setup_task_logger
 from kombu.serialization import register
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "momor.settings")
@@ -20,3 +21,12 @@ register(
     "orjson", orjson.dumps, orjson.loads,
     content_type="application/x-orjson", content_encoding="binary",
 )  # fmt: skip
+
+
+@after_setup_logger.connect
+@after_setup_task_logger.connect
+def _scrub_worker_logs(**kwargs: object) -> None:
+    """The worker's own handlers mask secrets like every other (momor/logs.py)."""
+    from momor.logs import install
+
+    install()

@@ -132,8 +132,12 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 
-# The completions body limit of the spec (30 MiB); Django's own form limit stays small.
+# The completions body limit of the spec (30 MiB); every other route has a smaller one, and
+# every body a time to arrive in (gateway/body_limit.py), both applied while it is read.
+# Django's own check is a backstop behind them.
 MOMOR_MAX_BODY_BYTES = 30 * 1024 * 1024
+MOMOR_BODY_TIMEOUT = env_float("MOMOR_BODY_TIMEOUT", 60.0)
+MOMOR_WEBSOCKET_MESSAGE_BYTES = 4096
 DATA_UPLOAD_MAX_MEMORY_SIZE = MOMOR_MAX_BODY_BYTES + 1
 
 MOMOR_REFRESH_SECONDS = env_float("MOMOR_REFRESH_SECONDS", 2.0)
@@ -144,6 +148,10 @@ MOMOR_UPSTREAM_CONNECT_TIMEOUT = env_float("MOMOR_UPSTREAM_CONNECT_TIMEOUT", 10.
 MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT = env_float("MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT", 300.0)
 MOMOR_UPSTREAM_CHUNK_TIMEOUT = env_float("MOMOR_UPSTREAM_CHUNK_TIMEOUT", 120.0)
 MOMOR_UPSTREAM_TRANSPORT = env_str("MOMOR_UPSTREAM_TRANSPORT", "aiohttp")
+# Outbound requests to addresses users supply (gateway/outbound.py): the only token endpoint a
+# Vertex service account may name, and networks the guard lets through besides public ones.
+MOMOR_GOOGLE_TOKEN_URL = env_str("MOMOR_GOOGLE_TOKEN_URL", "https://oauth2.googleapis.com/token")
+MOMOR_OUTBOUND_ALLOW = env_list("MOMOR_OUTBOUND_ALLOW", [])
 if MOMOR_UPSTREAM_TRANSPORT not in {"aiohttp", "httpx"}:
     raise ImproperlyConfigured("MOMOR_UPSTREAM_TRANSPORT must be aiohttp or httpx")
 
@@ -163,13 +171,20 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {"TITLE": "Momor management API", "VERSION": "1"}
 
+# Every handler masks secrets (momor/logs.py): the filter is declared here for Momor's own
+# handler, and `configure` adds it to handlers configured elsewhere (the ASGI server's).
+LOGGING_CONFIG = "momor.logs.configure"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"scrub_secrets": {"()": "momor.logs.ScrubSecrets"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["scrub_secrets"]}},
     "root": {"handlers": ["console"], "level": env_str("MOMOR_LOG_LEVEL", "INFO")},
     "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
 }
+
+# Error reports (the admins' mail, the debug page) mask secrets in frames and request data.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "momor.logs.ScrubbingReporterFilter"
 
 # The members' UI ----------------------------------------------------------------------
 STATICFILES_DIRS = [BASE_DIR / "static"]

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from django.db import models, transaction
 
+from accounts.key_env import key_env_problem
 from gateway.models import AdapterKind, Model, Offering, Provider, Region
 
 # Ordered from shallowest to deepest: routing picks the nearest deeper one a model takes.
@@ -269,10 +270,13 @@ def _parse_provider(table: _Table) -> ProviderSpec:
     if api not in AdapterKind.values:
         table.fail(f"unknown api '{api}' (valid: {', '.join(AdapterKind.values)})")
     regions = _parse_regions(table, name)
+    key_env = table.text("key_env", max_length=100, default="")
+    if key_env and (problem := key_env_problem(key_env)):
+        table.fail(problem)
     values: Values = {
         "api": api,
         "base_url": table.url("base_url"),
-        "key_env": table.text("key_env", max_length=100, default=""),
+        "key_env": key_env,
         "zdr": table.flag("zdr", False),
         "display_name": table.text("display_name", max_length=100, default=""),
     }

@@ -27,9 +27,13 @@ UNDOCUMENTED_FILE_TOKENS = 100 * (3_000 + 3_779)
 
 @dataclass(slots=True)
 class UpstreamRequest:
+    """One request to a provider. `secrets` names the credentials it carries beyond the
+    candidate's key (an access token made from it): failures are scrubbed of them."""
+
     url: str
     headers: dict[str, str]
     body: bytes
+    secrets: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)

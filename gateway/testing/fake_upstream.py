@@ -26,7 +26,7 @@ import socket
 import sys
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Protocol, TypeVar
 
@@ -92,6 +92,7 @@ class Behaviour:
     delay_first_byte: float = 0.0
     drop_after: int | None = None
     stream_error_after: int | None = None
+    stream_error_message: str | None = None
     no_usage: bool = False
     raw_body: bytes | None = None
     inject: Injection | None = None
@@ -245,6 +246,7 @@ _SCRIPT_KEYS: dict[str, Callable[[object, str], Any]] = {
     "delay_first_byte": _read_seconds,
     "drop_after": _read_count,
     "stream_error_after": _read_count,
+    "stream_error_message": _read_str,
     "no_usage": _read_bool,
     "raw_body": _read_base64,
     "inject": _read_injection,
@@ -412,14 +414,49 @@ class Upstream:
             await asyncio.sleep(behaviour.delay_first_byte)
         if behaviour.drop_after == 0:
             return _drop(request)
+        key = credential(request)
         if failing and behaviour.fail is not None:
-            return await _send(request, record, answer.failure(behaviour.fail))
+            fail = with_key(behaviour.fail, key)
+            return await _send(request, record, answer.failure(fail))
         if behaviour.raw_body is not None and not answer.stream:
             raw = web.Response(body=behaviour.raw_body, content_type="application/json")
             return await _send(request, record, raw)
         if answer.stream:
-            return await _stream(request, record, behaviour, answer.events(behaviour))
+            events = answer.events(behaviour)
+            events = replace(events, error=events.error.replace(b"{key}", _json_text(key)))
+            return await _stream(request, record, behaviour, events)
         return await _send(request, record, answer.plain(behaviour))
+
+
+def credential(request: web.Request) -> str:
+    """The key a call carried, in whichever header its protocol puts it."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and token:
+        return token
+    for name in ("api-key", "x-api-key", "x-goog-api-key"):
+        if request.headers.get(name):
+            return request.headers[name]
+    return request.query.get("key", "")
+
+
+def with_key(fail: Failure, key: str) -> Failure:
+    """The scripted failure with `{key}` in its body replaced by the key the call carried, as
+    providers quote a refused key ("Incorrect API key provided: sk-...")."""
+    return replace(fail, body=_put_key(fail.body, key))
+
+
+def _put_key(value: Any, key: str) -> Any:
+    if isinstance(value, str):
+        return value.replace("{key}", key)
+    if isinstance(value, dict):
+        return {name: _put_key(item, key) for name, item in value.items()}
+    if isinstance(value, list):
+        return [_put_key(item, key) for item in value]
+    return value
+
+
+def _json_text(text: str) -> bytes:
+    return orjson.dumps(text)[1:-1]
 
 
 async def _send(
