@@ -11,6 +11,8 @@ from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.decorators import method_decorator
+from django.views.decorators.debug import sensitive_post_parameters
 
 from accounts.models import ApiKey, Membership, Organization, SavedKey
 from gateway.models import Provider, Region
@@ -130,12 +132,23 @@ class SavedKeyForm(forms.ModelForm):
 
 
 @admin.register(SavedKey)
+@method_decorator(sensitive_post_parameters("secret"), name="changeform_view")
 class SavedKeyAdmin(admin.ModelAdmin):
     form = SavedKeyForm
-    fields = ["organization", "provider", "label", "zdr", "secret"]
-    list_display = ["organization", "provider", "label", "zdr", "created_at"]
+    fields = ["organization", "provider", "label", "zdr", "secret", "state"]
+    list_display = ["organization", "provider", "label", "zdr", "state", "created_at"]
     list_display_links = ["organization", "provider"]
     list_editable = ["zdr"]
     list_filter = ["zdr", "organization"]
     search_fields = ["organization__slug", "provider", "label"]
     list_select_related = ["organization"]
+    readonly_fields = ["state"]
+
+    @admin.display(description="State")
+    def state(self, saved_key: SavedKey) -> str:
+        """In use, or skipped because the current MOMOR_ENCRYPTION_KEY cannot decrypt it."""
+        if not saved_key.secret_encrypted:
+            return "-"
+        if saved_key.readable:
+            return "in use"
+        return "cannot be decrypted (MOMOR_ENCRYPTION_KEY changed): skipped, save it again"

@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 from accounts.api_auth import Access, HasOrganization, ManagementKeyAuthentication
 from accounts.models import ApiKey, KeyKind, Role
-from accounts.services import AccountError, api_key_create
+from accounts.services import AccountError, NotAllowed, api_key_create, api_key_update
 
 AUTH = [ManagementKeyAuthentication, SessionAuthentication]
 
@@ -53,14 +53,15 @@ class ApiKeyCreateSerializer(serializers.Serializer[Any]):
     expires_at = serializers.DateTimeField(required=False, allow_null=True)
 
 
-class LimitsSerializer(serializers.ModelSerializer[ApiKey]):
-    class Meta:
-        model = ApiKey
-        fields = ["name", "credit_limit", "rate_limit", "expires_at"]
-        extra_kwargs = {
-            "credit_limit": {"min_value": 0},
-            "rate_limit": {"min_value": 1},
-        }
+class ApiKeyUpdateSerializer(serializers.Serializer[Any]):
+    """The fields a PATCH may change; a field left out stays as it is, null lifts a limit."""
+
+    name = serializers.CharField(max_length=100, required=False, allow_blank=True)
+    credit_limit = serializers.DecimalField(
+        max_digits=18, decimal_places=9, min_value=0, required=False, allow_null=True
+    )
+    rate_limit = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    expires_at = serializers.DateTimeField(required=False, allow_null=True)
 
 
 def keys_for(access: Access) -> QuerySet[ApiKey]:
@@ -118,12 +119,23 @@ class ApiKeyDetail(generics.RetrieveUpdateAPIView[ApiKey]):
     def get_queryset(self) -> QuerySet[ApiKey]:
         return keys_for(self.request.access)  # type: ignore[attr-defined]
 
-    def get_serializer_class(self) -> type[serializers.BaseSerializer[ApiKey]]:
-        return LimitsSerializer if self.request.method == "PATCH" else ApiKeySerializer
+    def get_serializer_class(self) -> type[serializers.BaseSerializer[Any]]:
+        return ApiKeyUpdateSerializer if self.request.method == "PATCH" else ApiKeySerializer
 
     def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        super().update(request, *args, partial=True)
-        return Response(ApiKeySerializer(self.get_object()).data)
+        """Members may only tighten their own keys' limits; admins change them freely."""
+        key = self.get_object()
+        form = ApiKeyUpdateSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        access: Access = request.access  # type: ignore[attr-defined]
+        tighten_only = not access.at_least(Role.ADMIN)
+        try:
+            api_key_update(key=key, tighten_only=tighten_only, **form.validated_data)
+        except NotAllowed as exc:
+            return Response({"detail": str(exc)}, status=403)
+        except AccountError as exc:
+            return Response({"detail": str(exc)}, status=400)
+        return Response(ApiKeySerializer(key).data)
 
 
 class ApiKeyRevoke(APIView):

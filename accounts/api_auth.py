@@ -44,7 +44,8 @@ class ManagementKeyAuthentication(BaseAuthentication):
         token = token.strip()
         key = None
         if token.startswith(API_KEY_PREFIX):
-            key = ApiKey.objects.active().filter(key_hash=hash_api_key(token)).first()
+            live = ApiKey.objects.active().select_related("organization")
+            key = live.filter(key_hash=hash_api_key(token)).first()
         if key is None or key.kind != KeyKind.MANAGEMENT:
             raise AuthenticationFailed("Not a live management key.")
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=timezone.now())
@@ -56,7 +57,8 @@ class ManagementKeyAuthentication(BaseAuthentication):
 
 def access_of(request: Request) -> Access:
     if isinstance(request.auth, ApiKey):
-        return Access(request.auth.organization, Role.ADMIN, None)
+        # What a management key makes is its creator's: it lives and dies with them.
+        return Access(request.auth.organization, Role.ADMIN, request.auth.created_by_id)
     membership = current_membership(request._request)
     if membership is None:
         raise PermissionDenied("You are not a member of any organization.")

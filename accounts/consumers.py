@@ -1,12 +1,19 @@
 """The live feed: a signed-in member's websocket joins their current organization's group and
-receives each generation as it is recorded (billing.live publishes them)."""
+receives each generation as it is recorded (billing.live publishes them). Before each message
+is passed on, the session and the membership are checked again: a person signed out (or whose
+password changed) or removed from the organization gets nothing more, and their socket is
+closed (4403)."""
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
+from django.contrib.auth import get_user
+from django.http import HttpRequest
 
 from accounts.models import Membership
 from accounts.permissions import SESSION_ORG
@@ -22,8 +29,18 @@ def _organization_of(user_id: int, wanted: object) -> int | None:
     return first
 
 
+def _still_allowed(session_key: str | None, user_id: int, org_id: int) -> bool:
+    """The session, read afresh, still signs this user in, and they are still a member."""
+    request = HttpRequest()
+    request.session = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
+    if get_user(request).pk != user_id:
+        return False
+    return Membership.objects.filter(user_id=user_id, organization_id=org_id).exists()
+
+
 class GenerationFeed(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     group: str | None = None
+    org_id: int | None = None
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -36,7 +53,7 @@ class GenerationFeed(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             await self.close(code=4403)
             return
         remember_loop()
-        self.group = group_name(org_id)
+        self.org_id, self.group = org_id, group_name(org_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
 
@@ -45,4 +62,17 @@ class GenerationFeed(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
     async def generation_recorded(self, event: dict[str, Any]) -> None:
+        if not await self._still_allowed():
+            await self.disconnect(4403)
+            self.group = None
+            await self.close(code=4403)
+            return
         await self.send_json({"generation": event["generation"]})
+
+    async def _still_allowed(self) -> bool:
+        if self.org_id is None:
+            return False
+        session_key = self.scope["session"].session_key
+        check = database_sync_to_async(_still_allowed)
+        allowed: bool = await check(session_key, self.scope["user"].pk, self.org_id)
+        return allowed

@@ -32,12 +32,17 @@ def parse_duration(text: str) -> timedelta:
 
 def _from_parts(parts: dict[str, str | None]) -> timedelta:
     days = sum(float(parts.get(unit) or 0) * factor for unit, factor in _DAYS_PER.items())
-    return timedelta(
-        days=days,
-        hours=float(parts.get("hours") or 0),
-        minutes=float(parts.get("minutes") or 0),
-        seconds=float(parts.get("seconds") or 0),
-    )
+    try:
+        return timedelta(
+            days=days,
+            hours=float(parts.get("hours") or 0),
+            minutes=float(parts.get("minutes") or 0),
+            seconds=float(parts.get("seconds") or 0),
+        )
+    except OverflowError:
+        raise ValueError(
+            f"a duration of over {timedelta.max.days:,} days is out of range"
+        ) from None
 
 
 def format_duration(value: timedelta) -> str:

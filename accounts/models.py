@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import models
+from django.db.models import F, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce, Now
 from django.utils import timezone
+from django.views.decorators.debug import sensitive_variables
 
-from accounts.secrets import decrypt_secret, encrypt_secret, hash_api_key
+from accounts.secrets import decrypt_secret, encrypt_secret, hash_api_key, readable
 
 if TYPE_CHECKING:
     from datetime import datetime
+
+    from django.db.models.deletion import Collector
 
 
 class Organization(models.Model):
@@ -68,15 +73,56 @@ class Membership(models.Model):
         return f"{self.user} in {self.organization} ({self.role})"
 
 
-class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
-    def active(self) -> ApiKeyQuerySet:
-        now = timezone.now()
-        return self.filter(revoked_at__isnull=True).exclude(expires_at__lte=now)
-
-
 class KeyKind(models.TextChoices):
     INFERENCE = "inference", "Inference (completions)"
     MANAGEMENT = "management", "Management API"
+
+
+ADMIN_ROLES = (Role.ADMIN, Role.OWNER)
+
+
+def creator_holds(kind: str, created_by_id: int | None, creator_role: str | None) -> bool:
+    """Whether a key's creator still stands behind it: an inference key works while its
+    creator is a member of its organization, a management key while they are an admin or
+    owner there. A key made by an operator has no creator and belongs to the organization."""
+    if created_by_id is None:
+        return True
+    if kind == KeyKind.MANAGEMENT:
+        return creator_role in ADMIN_ROLES
+    return creator_role is not None
+
+
+class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
+    def with_creator_role(self) -> ApiKeyQuerySet:
+        """Each key with `creator_role`: its creator's role in its organization, or None."""
+        membership = Membership.objects.filter(
+            user_id=OuterRef("created_by_id"), organization_id=OuterRef("organization_id")
+        )
+        return self.annotate(creator_role=Subquery(membership.values("role")[:1]))
+
+    def active(self) -> ApiKeyQuerySet:
+        """Keys that work now: not revoked, not expired, their creator still behind them."""
+        now = timezone.now()
+        held = (
+            Q(created_by__isnull=True)
+            | Q(kind=KeyKind.INFERENCE, creator_role__isnull=False)
+            | Q(kind=KeyKind.MANAGEMENT, creator_role__in=ADMIN_ROLES)
+        )
+        live = self.filter(revoked_at__isnull=True).exclude(expires_at__lte=now)
+        return live.with_creator_role().filter(held)
+
+
+def revoke_and_detach(
+    collector: Collector,
+    field: models.Field,  # type: ignore[type-arg]
+    sub_objs: Any,
+    using: str,
+) -> None:
+    """on_delete of a key's creator: the key is revoked before it loses its creator, so that
+    deleting an account never turns its keys into the organization's own."""
+    revoked_at = ApiKey._meta.get_field("revoked_at")
+    collector.add_field_update(revoked_at, Coalesce(F("revoked_at"), Now()), sub_objs)
+    collector.add_field_update(field, None, sub_objs)
 
 
 class ApiKey(models.Model):
@@ -90,7 +136,7 @@ class ApiKey(models.Model):
     prefix = models.CharField(max_length=20, db_index=True)
     key_hash = models.CharField(max_length=64, unique=True)
     created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=revoke_and_detach
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -162,14 +208,78 @@ class SavedKey(models.Model):
     def __str__(self) -> str:
         return f"{self.organization}: {self.provider}"
 
+    @sensitive_variables("plain")
     def set_secret(self, plain: str) -> None:
         self.secret_encrypted = encrypt_secret(plain)
         self.suffix = plain[-4:] if len(plain) >= 12 else ""
 
     @property
     def secret(self) -> str:
+        """The plain key; raises UnreadableSecret when the current key cannot decrypt it."""
         return decrypt_secret(self.secret_encrypted)
+
+    @property
+    def readable(self) -> bool:
+        """Whether the current MOMOR_ENCRYPTION_KEY decrypts it (not after a rotation)."""
+        return readable(self.secret_encrypted)
 
     @property
     def root(self) -> str:
         return self.provider.split("@", 1)[0]
+
+
+class InvitationQuerySet(models.QuerySet["Invitation"]):
+    def pending(self) -> InvitationQuerySet:
+        """Neither accepted, revoked nor expired."""
+        live = self.filter(accepted_at__isnull=True, revoked_at__isnull=True)
+        return live.filter(expires_at__gt=timezone.now())
+
+
+class Invitation(models.Model):
+    """An invitation to join an organization, accepted by its recipient alone through the
+    single-use link mailed to them. Only the SHA-256 of the link's token is stored."""
+
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="invitations"
+    )
+    email = models.EmailField()
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.MEMBER)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    token_hash = models.CharField(max_length=64, unique=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = InvitationQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.email} to {self.organization} ({self.role})"
+
+    def is_pending(self) -> bool:
+        live = self.accepted_at is None and self.revoked_at is None
+        return live and self.expires_at > timezone.now()
+
+
+class EncryptionSalt(models.Model):
+    """The deployment's salt for stretching a passphrase MOMOR_ENCRYPTION_KEY: one row, made
+    on first use, read by every process. Each ciphertext also carries the salt it was made
+    with, so a lost row loses nothing (the next encryption makes a new one)."""
+
+    salt = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return "encryption salt"

@@ -1,14 +1,23 @@
-"""Secrets at rest: API keys as hashes, saved provider keys encrypted with MOMOR_ENCRYPTION_KEY."""
+"""Secrets at rest: API keys as hashes; provider keys (saved and Momor's own) encrypted with
+MOMOR_ENCRYPTION_KEY, a Fernet key used as it is, or a passphrase stretched with scrypt.
+
+Every provider key decrypted or encrypted here is noted in `accounts.redaction.KNOWN`, so the
+log filter masks it wherever it would show."""
 
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import secrets
 
 from cryptography.fernet import Fernet, InvalidToken
+from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.views.decorators.debug import sensitive_variables
+
+from accounts.redaction import note_secret
 
 API_KEY_PREFIX = "sk-momor-"
 VISIBLE_PREFIX_LENGTH = len(API_KEY_PREFIX) + 6
@@ -27,26 +36,96 @@ def visible_prefix(key: str) -> str:
     return key[:VISIBLE_PREFIX_LENGTH]
 
 
-def _fernet() -> Fernet:
-    material = settings.ENCRYPTION_KEY
+# The passphrase form of MOMOR_ENCRYPTION_KEY is stretched with scrypt (OWASP's N=2^16, r=8,
+# p=2) under the deployment's salt; each ciphertext names the salt it was made with.
+PASSPHRASE_PREFIX = "scrypt1$"  # noqa: S105 - a format marker, not a secret
+SCRYPT = {"n": 2**16, "r": 8, "p": 2}
+
+
+def _material() -> str:
+    material: str = settings.ENCRYPTION_KEY
     if not material:
         raise ImproperlyConfigured("MOMOR_ENCRYPTION_KEY is required to store provider keys")
+    return material
+
+
+def _as_fernet_key(material: str) -> Fernet | None:
+    """The key itself when MOMOR_ENCRYPTION_KEY is a Fernet key (used as it is)."""
     try:
         return Fernet(material)
     except ValueError:
-        # Any passphrase works: it is stretched to a Fernet key.
-        digest = hashlib.sha256(material.encode()).digest()
-        return Fernet(base64.urlsafe_b64encode(digest))
+        return None
 
 
+@functools.lru_cache(maxsize=8)
+def _derived(material: str, salt: str) -> Fernet:
+    kdf = Scrypt(salt=base64.urlsafe_b64decode(salt), length=32, **SCRYPT)
+    return Fernet(base64.urlsafe_b64encode(kdf.derive(material.encode())))
+
+
+def _legacy(material: str) -> Fernet:
+    """The derivation of ciphertexts written before scrypt (one SHA-256 of the passphrase):
+    read only; `reencrypt_secrets` rewrites them."""
+    return Fernet(base64.urlsafe_b64encode(hashlib.sha256(material.encode()).digest()))
+
+
+def _deployment_salt() -> str:
+    """Read on each encryption (rare: a key saved), never on decryption."""
+    from accounts.models import EncryptionSalt
+
+    fresh = base64.urlsafe_b64encode(secrets.token_bytes(16)).decode()
+    row, _ = EncryptionSalt.objects.get_or_create(pk=1, defaults={"salt": fresh})
+    return row.salt
+
+
+@sensitive_variables("plain")
 def encrypt_secret(plain: str) -> str:
-    return _fernet().encrypt(plain.encode()).decode()
+    note_secret(plain)
+    material = _material()
+    fernet = _as_fernet_key(material)
+    if fernet is not None:
+        return fernet.encrypt(plain.encode()).decode()
+    salt = _deployment_salt()
+    return f"{PASSPHRASE_PREFIX}{salt}${_derived(material, salt).encrypt(plain.encode()).decode()}"
 
 
+class UnreadableSecret(ImproperlyConfigured):
+    """A stored provider key that the current MOMOR_ENCRYPTION_KEY cannot decrypt (the key was
+    rotated, or the row was copied from another deployment)."""
+
+
+@sensitive_variables("plain")
 def decrypt_secret(token: str) -> str:
+    material = _material()
     try:
-        return _fernet().decrypt(token.encode()).decode()
-    except InvalidToken:
-        raise ImproperlyConfigured(
+        plain = _reader(material, token).decrypt(_body(token).encode()).decode()
+    except (InvalidToken, ValueError):
+        raise UnreadableSecret(
             "A stored provider key cannot be decrypted: MOMOR_ENCRYPTION_KEY has changed"
         ) from None
+    note_secret(plain)
+    return plain
+
+
+def is_current(token: str) -> bool:
+    """Whether the ciphertext is written the way `encrypt_secret` writes it now."""
+    return token.startswith(PASSPHRASE_PREFIX) == (_as_fernet_key(_material()) is None)
+
+
+def _reader(material: str, token: str) -> Fernet:
+    if token.startswith(PASSPHRASE_PREFIX):
+        return _derived(material, token.removeprefix(PASSPHRASE_PREFIX).split("$", 1)[0])
+    return _as_fernet_key(material) or _legacy(material)
+
+
+def _body(token: str) -> str:
+    return token.rsplit("$", 1)[-1]
+
+
+def readable(token: str) -> bool:
+    """Whether a stored secret decrypts with the current key."""
+    try:
+        decrypt_secret(token)
+    except UnreadableSecret:
+        return False
+    return True

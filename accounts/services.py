@@ -9,12 +9,23 @@ import re
 from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from enum import Enum
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.views.decorators.debug import sensitive_variables
 
-from accounts.models import ApiKey, Membership, Organization, Role, SavedKey
+from accounts.models import (
+    ADMIN_ROLES,
+    ApiKey,
+    Invitation,
+    KeyKind,
+    Membership,
+    Organization,
+    Role,
+    SavedKey,
+)
 from accounts.secrets import (
     API_KEY_PREFIX,
     VISIBLE_PREFIX_LENGTH,
@@ -36,6 +47,10 @@ _USD_CEILING = Decimal(10) ** (18 - _USD_PLACES)
 
 class AccountError(Exception):
     """A refused account operation; the message is one line, fit to show an operator."""
+
+
+class NotAllowed(AccountError):
+    """The operation is valid, but not for this caller's role."""
 
 
 class Unchanged(Enum):
@@ -170,6 +185,59 @@ def api_key_create(
     return plain, key
 
 
+def api_key_update(
+    *,
+    key: ApiKey,
+    tighten_only: bool,
+    name: str | Unchanged = UNCHANGED,
+    credit_limit: Decimal | Unchanged | None = UNCHANGED,
+    rate_limit: int | Unchanged | None = UNCHANGED,
+    expires_at: datetime | Unchanged | None = UNCHANGED,
+) -> ApiKey:
+    """Change the fields given. None lifts a limit (the rate limit falls back to the
+    deployment's default). With `tighten_only` (a member on their own key) a limit may only
+    be tightened: a lower credit or rate limit, an earlier expiry; raising or lifting one is
+    NotAllowed, since only admins set limits."""
+    changes: dict[str, Any] = {
+        field: value
+        for field, value in [
+            ("name", name),
+            ("credit_limit", credit_limit),
+            ("rate_limit", rate_limit),
+            ("expires_at", expires_at),
+        ]
+        if not isinstance(value, Unchanged) and value != getattr(key, field)
+    }
+    merged = {f: changes.get(f, getattr(key, f)) for f in ("name", "credit_limit", "rate_limit")}
+    _check_key_fields(merged["name"], merged["credit_limit"], merged["rate_limit"], None)
+    if changes.get("expires_at") is not None:
+        _check_key_fields("", None, None, changes["expires_at"])
+    if tighten_only:
+        _check_tightens(key, changes)
+    for field, value in changes.items():
+        setattr(key, field, value)
+    if changes:
+        key.save(update_fields=[*changes, "updated_at"])
+    return key
+
+
+def _check_tightens(key: ApiKey, changes: dict[str, Any]) -> None:
+    bounds = {
+        "credit_limit": key.credit_limit,
+        "rate_limit": key.rate_limit or settings.MOMOR_RATE_LIMIT_PER_MINUTE or None,
+        "expires_at": key.expires_at,
+    }
+    for field, old in bounds.items():
+        if field in changes and not _no_looser(old, changes[field]):
+            label = field.replace("_", " ")
+            raise NotAllowed(f"only admins raise or lift a key's {label}: you may only tighten it")
+
+
+def _no_looser(old: Any, new: Any) -> bool:
+    """Whether `new` bounds at least as tightly as `old` (None: no bound)."""
+    return new is not None and (old is None or new <= old)
+
+
 def _api_key_by_whole_key(text: str) -> ApiKey:
     key = ApiKey.objects.filter(key_hash=hash_api_key(text)).first()
     if key is None:
@@ -222,6 +290,7 @@ def _check_provider_place(place: str) -> None:
         raise AccountError(f"unknown region '{place}'")
 
 
+@sensitive_variables("secret")
 def saved_key_save(
     *, organization: Organization, provider: str, secret: str, zdr: bool = False, label: str = ""
 ) -> SavedKey:
@@ -240,45 +309,14 @@ def saved_key_save(
     return key
 
 
-def api_key_set_limits(
-    *, key: ApiKey, credit_limit: Decimal | None, rate_limit: int | None
-) -> ApiKey:
-    """Set a key's own credit limit (USD in all) and rate limit (per minute); None lifts one."""
-    _check_key_fields(key.name, credit_limit, rate_limit, None)
-    key.credit_limit, key.rate_limit = credit_limit, rate_limit
-    key.save(update_fields=["credit_limit", "rate_limit", "updated_at"])
-    return key
-
-
 # Members -------------------------------------------------------------------------------
 
 
-def membership_invite(
-    *, organization: Organization, email: str, role: str
-) -> tuple[Membership, bool]:
-    """Make the person with this email a member; a new person gets an account without a
-    password (they set one through a reset link). Returns the membership and whether the
-    account is new."""
-    from django.contrib.auth import get_user_model
-
-    email = email.strip().lower()
-    if role not in Role.values:
-        raise AccountError(f"'{role}' is not a role")
-    users = get_user_model().objects
-    with transaction.atomic():
-        user = users.filter(email__iexact=email).order_by("pk").first()
-        created = user is None
-        if user is None:
-            user = users.create_user(username=email, email=email)  # no usable password yet
-        membership, joined = Membership.objects.get_or_create(
-            user=user, organization=organization, defaults={"role": role}
-        )
-    if not joined:
-        raise AccountError(f"{email} is already a member of {organization.slug}")
-    return membership, created
-
-
 def _check_owner_remains(membership: Membership, new_role: str | None) -> None:
+    """Inside a transaction: the organization's row is locked, so two owners demoting each
+    other at once cannot leave it with none."""
+    Organization.objects.select_for_update().filter(pk=membership.organization_id).first()
+    membership.refresh_from_db(fields=["role"])
     if membership.role != Role.OWNER or new_role == Role.OWNER:
         return
     owners = Membership.objects.filter(organization=membership.organization, role=Role.OWNER)
@@ -287,18 +325,47 @@ def _check_owner_remains(membership: Membership, new_role: str | None) -> None:
 
 
 def membership_set_role(*, membership: Membership, role: str) -> Membership:
-    """Change a member's role; the last owner stays an owner."""
+    """Change a member's role; the last owner stays an owner. Below admin, the management
+    keys they made are revoked (the gateway would refuse them anyway)."""
     if role not in Role.values:
         raise AccountError(f"'{role}' is not a role")
     with transaction.atomic():
         _check_owner_remains(membership, role)
         membership.role = role
         membership.save(update_fields=["role"])
+        if role not in ADMIN_ROLES:
+            _revoke_keys_of(membership, kinds=[KeyKind.MANAGEMENT])
+        _withdraw_invitations(membership, role)
     return membership
 
 
 def membership_remove(*, membership: Membership) -> None:
-    """Take a member out of the organization; the last owner stays."""
+    """Take a member out of the organization; the last owner stays. Every key they made in
+    it is revoked: it does not come back if they are invited again."""
     with transaction.atomic():
         _check_owner_remains(membership, None)
         membership.delete()
+        _revoke_keys_of(membership, kinds=KeyKind.values)
+        _withdraw_invitations(membership, None)
+
+
+def _revoke_keys_of(membership: Membership, *, kinds: list[str]) -> None:
+    now = timezone.now()
+    ApiKey.objects.filter(
+        organization_id=membership.organization_id,
+        created_by_id=membership.user_id,
+        kind__in=kinds,
+        revoked_at__isnull=True,
+    ).update(revoked_at=now, updated_at=now)
+
+
+def _withdraw_invitations(membership: Membership, role: str | None) -> None:
+    """Revoke the pending invitations this person sent that they may no longer send, now that
+    their role is `role` (None: they left)."""
+    pending = Invitation.objects.pending().filter(
+        organization_id=membership.organization_id, invited_by_id=membership.user_id
+    )
+    if role == Role.ADMIN:
+        pending = pending.filter(role=Role.OWNER)
+    if role != Role.OWNER:
+        pending.update(revoked_at=timezone.now())

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.auth.views import LoginView
 from django.urls import include, path, re_path
 
+from accounts.signin import throttled
 from accounts.views import (
     generations,
     home,
+    invitations,
     keys,
     members,
     owner,
@@ -19,6 +22,7 @@ from accounts.views import (
 )
 
 urlpatterns = [
+    path("accounts/login/", throttled(LoginView.as_view()), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("", home.overview, name="overview"),
     path("welcome/", home.no_organization, name="no-organization"),
@@ -36,6 +40,12 @@ urlpatterns = [
     path("members/", members.member_list, name="members"),
     path("members/<int:pk>/role/", members.member_role, name="member-role"),
     path("members/<int:pk>/remove/", members.member_remove, name="member-remove"),
+    path(
+        "members/invitations/<int:pk>/revoke/",
+        members.invitation_cancel,
+        name="invitation-revoke",
+    ),
+    path("invitations/<str:token>/", invitations.invitation, name="invitation"),
     path("billing/", owner.billing, name="billing"),
     path("organization/", owner.organization, name="organization"),
     path("usage/", usage.usage, name="usage"),

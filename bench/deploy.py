@@ -19,7 +19,7 @@ MODEL = "bench/fast"  # the model id clients ask for
 UPSTREAM_ID = "fast"  # the fake's model id, what the gateways send on
 CHUNKS = 20
 ANSWER = " ".join(f"w{i:02d}" for i in range(CHUNKS))  # 20 pieces of text
-FAKE_KEY_ENV = "BENCH_FAKE_KEY"
+FAKE_KEY_ENV = "MOMOR_PROVIDER_KEY_BENCH"
 
 CATALOG = f"""
 [[providers]]
@@ -51,6 +51,7 @@ class Settings:
     redis_db: int = 14
     org: str = "bench"
     rate_limit: int = 10_000_000
+    root: Path = ROOT  # the checkout Momor runs from (another one for a --baseline section)
 
 
 def _psql(sql: str) -> None:
@@ -110,7 +111,13 @@ class Deployment:
             **{FAKE_KEY_ENV: "sk-bench-fake"},
         )
         env["PATH"] = f"{VENV_BIN}:{env.get('PATH', '')}"
+        if s.root != ROOT:  # ahead of the editable install of this checkout
+            env["PYTHONPATH"] = str(s.root)
         return env
+
+    @property
+    def root(self) -> Path:
+        return self.settings.root
 
     def setup(self) -> None:
         s = self.settings
@@ -154,7 +161,7 @@ class Deployment:
     def manage(self, *args: str) -> str:
         out = subprocess.run(  # noqa: S603
             [str(VENV_BIN / "python"), "manage.py", *args],
-            cwd=ROOT, env=self.env, capture_output=True, text=True,
+            cwd=self.root, env=self.env, capture_output=True, text=True,
         )  # fmt: skip
         if out.returncode:
             raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{out.stderr[-3000:]}")
@@ -163,7 +170,8 @@ class Deployment:
     def start_worker(self, procs: Procs, core: int) -> Proc:
         argv = [str(VENV_BIN / "celery"), "-A", "momor", "worker", "-l", "warning"]
         argv += ["--concurrency", "1", "--without-gossip", "--without-mingle"]
-        return procs.start("celery", argv, core=core, env=self.env, cwd=ROOT)
+        name = "celery" if self.root == ROOT else f"celery-{self.root.name}"
+        return procs.start(name, argv, core=core, env=self.env, cwd=self.root)
 
 
 SERVERS = ("daphne", "uvicorn", "uvicorn-uvloop", "granian")
@@ -215,7 +223,9 @@ def start_momor(
     if nice:
         argv = ["nice", "-n", str(nice), *argv]
     full_env = {**deployment.env, **(env or {})}
-    proc = procs.start(name or f"momor-{server}", argv, core=core, env=full_env, cwd=ROOT)
+    proc = procs.start(
+        name or f"momor-{server}", argv, core=core, env=full_env, cwd=deployment.root
+    )
     # GET on the completions route answers 405 once Django serves (a cheap readiness check).
     wait_http(proc, f"http://127.0.0.1:{port}/v1/chat/completions", timeout=60, ok=(405,))
     return proc, f"http://127.0.0.1:{port}/v1"
@@ -240,3 +250,27 @@ def start_fake(procs: Procs, core: int, port: int) -> tuple[Proc, str]:
     script = {"model": UPSTREAM_ID, "text": ANSWER, "chunks": CHUNKS}
     httpx.post(f"{url}/_fake/script", json=script, timeout=5).raise_for_status()
     return proc, url
+
+
+BASELINES = ROOT / "bench" / ".baselines"
+
+
+def baseline_checkout(ref: str) -> tuple[str, Path]:
+    """The tree of git `ref` (a commit, branch or tag of this repository), extracted once into
+    bench/.baselines/<commit>; returns the short commit and the folder. It runs on this
+    checkout's .venv, so its dependencies must be ones this checkout installs."""
+    commit = subprocess.run(  # noqa: S603
+        ["git", "rev-parse", "--verify", f"{ref}^{{commit}}"],  # noqa: S607
+        cwd=ROOT, check=True, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    folder = BASELINES / commit[:12]
+    if not (folder / "manage.py").exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(  # noqa: S603
+            ["git", "archive", "--format=tar", commit],  # noqa: S607
+            cwd=ROOT, check=True, capture_output=True,
+        )  # fmt: skip
+        subprocess.run(  # noqa: S603
+            ["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True  # noqa: S607
+        )
+    return commit[:12], folder

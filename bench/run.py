@@ -5,6 +5,7 @@ gateway, each measured alone on core 0 against the direct baseline measured besi
                                   [--gateway NAME=BASE_URL,KEY[,MODEL]] [--profile] [--quick]
                                   [--processes N] [--scale] [--momor-env KEY=VALUE]
                                   [--variant LABEL:KEY=VALUE[,KEY=VALUE]] [--memory SECONDS]
+                                  [--baseline GIT_REF]
 
 See bench/README.md for what each number means."""
 
@@ -52,6 +53,7 @@ class Gateway:
     key: str = ""
     model: str = deploy.MODEL
     env: tuple[tuple[str, str], ...] = ()  # added to Momor's environment
+    baseline: str = ""  # Momor as of this git ref, from its own checkout and deployment
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -81,6 +83,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                    help="set in every Momor process's environment (repeatable)")  # fmt: skip
     p.add_argument("--variant", action="append", default=[], metavar="LABEL:KEY=VALUE[,...]",
                    help="another Momor section on the first server with this env")  # fmt: skip
+    p.add_argument("--baseline", action="append", default=[], metavar="GIT_REF",
+                   help="also Momor as of this git ref, on the first server")  # fmt: skip
     args = p.parse_args(argv)
     if args.processes < 1:
         p.error("--processes must be at least 1")
@@ -117,6 +121,10 @@ def gateways(args: argparse.Namespace) -> list[Gateway]:
                 raise SystemExit(f"--variant wants LABEL:KEY=VALUE and a Momor server: {spec!r}")
             name = f"{first.name}-{label}"
             found.append(replace(first, name=name, env=(*env, *_pairs(pairs))))
+        for ref in args.baseline:
+            if first is None:
+                raise SystemExit("--baseline needs a Momor server to measure")
+            found.append(replace(first, name=f"baseline-{ref}-{first.server}", baseline=ref))
     if args.litellm:
         found.append(Gateway("litellm", "litellm"))
     if args.floor:
@@ -154,6 +162,7 @@ class Bench:
         self.procs = Procs(self.logs)
         self.plan = plan_of(args)
         self.deployment: deploy.Deployment | None = None
+        self.baselines: dict[str, deploy.Deployment] = {}
         self.worker: Proc | None = None
         self.fake_url = ""
         self.loadavg_at_start = loadavg()
@@ -166,11 +175,33 @@ class Bench:
             self.deployment = deploy.Deployment(deploy.Settings(), self.fake_url, self.logs)
             self.deployment.setup()
             self.worker = self.deployment.start_worker(self.procs, LOAD_CORE)
+        for i, gateway in enumerate(g for g in wanted if g.baseline):
+            self.baselines[gateway.baseline] = self.baseline_deployment(gateway.baseline, i)
+
+    def baseline_deployment(self, ref: str, index: int) -> deploy.Deployment:
+        """Momor as of `ref`: its own checkout, database, Redis DB and Celery worker."""
+        commit, root = deploy.baseline_checkout(ref)
+        print(f"setting up the baseline deployment of {ref} ({commit})", flush=True)
+        settings = deploy.Settings(
+            database=f"momor_bench_base{index}", redis_db=13 - index, root=root
+        )
+        deployment = deploy.Deployment(settings, self.fake_url, self.logs / f"base{index}")
+        deployment.log_dir.mkdir(parents=True, exist_ok=True)
+        deployment.setup()
+        deployment.start_worker(self.procs, LOAD_CORE)
+        return deployment
+
+    def deployment_of(self, gateway: Gateway) -> deploy.Deployment:
+        found = self.baselines.get(gateway.baseline) if gateway.baseline else self.deployment
+        if found is None:
+            raise RuntimeError("Momor's deployment is not set up")
+        return found
 
     def close(self) -> None:
         self.procs.stop_all()
-        if self.deployment is not None:
-            self.deployment.teardown()
+        for deployment in [self.deployment, *self.baselines.values()]:
+            if deployment is not None:
+                deployment.teardown()
 
     def direct(self) -> Target:
         return Target("direct", f"{self.fake_url}/v1", "sk-bench-fake", deploy.UPSTREAM_ID)
@@ -181,13 +212,12 @@ class Bench:
         """The gateway's processes (Momor: `processes` of them, process i on core i modulo the
         cores, at `nice`) and the target that spreads connections over them."""
         if gateway.kind == "momor":
-            if self.deployment is None:
-                raise RuntimeError("Momor's deployment is not set up")
+            deployment = self.deployment_of(gateway)
             started = []
             try:
                 for i in range(processes):
                     started.append(deploy.start_momor(
-                        self.procs, self.deployment, gateway.server, gateway_core(i),
+                        self.procs, deployment, gateway.server, gateway_core(i),
                         self.args.access_log, name=f"{gateway.name}-{processes}p{i}",
                         env=dict(gateway.env), nice=nice,
                     ))  # fmt: skip
@@ -207,9 +237,8 @@ class Bench:
         return [], Target(gateway.name, gateway.base_url, gateway.key, gateway.model)
 
     def momor_target(self, gateway: Gateway, base: str, more_ports: tuple[int, ...] = ()) -> Target:
-        if self.deployment is None:
-            raise RuntimeError("Momor's deployment is not set up")
-        return Target(gateway.name, base, self.deployment.key, gateway.model, more_ports)
+        key = self.deployment_of(gateway).key
+        return Target(gateway.name, base, key, gateway.model, more_ports)
 
     async def section(self, gateway: Gateway, repeat: int) -> Metrics:
         count = self.args.processes if gateway.kind == "momor" else 1
@@ -230,7 +259,7 @@ class Bench:
         finally:
             for proc in procs:
                 self.procs.stop(proc)
-        if self.args.memory and gateway.kind == "momor" and repeat == 1:
+        if self.args.memory and gateway.kind == "momor" and not gateway.baseline and repeat == 1:
             section["memory"] = await memtrace.trace(self, gateway, self.args.memory)
         return section
 
@@ -250,19 +279,17 @@ class Bench:
             "rps_while_profiled": round(len(run.ok) / run.elapsed, 1),
         }  # fmt: skip
 
-    def recording(self) -> Metrics:
+    def recording(self, deployment: deploy.Deployment) -> Metrics:
         """Momor's records after the run: the records stream drained by the worker (bounded),
         rows stored."""
-        if self.deployment is None:
-            return {}
-        db = self.deployment.settings.redis_db
+        db = deployment.settings.redis_db
         deadline = time.monotonic() + 180
         backlog = deploy.redis_len(db, "momor:records", "XLEN")
         while backlog and time.monotonic() < deadline:
             time.sleep(1.0)
             backlog = deploy.redis_len(db, "momor:records", "XLEN")
         sql = "SELECT status || '=' || count(*) FROM billing_generation GROUP BY status"
-        rows = deploy.psql_value(self.deployment.settings.database, sql)
+        rows = deploy.psql_value(deployment.settings.database, sql)
         return {"records_backlog_left": backlog, "generations_by_status": rows}
 
 
@@ -322,8 +349,34 @@ def build_report(
         report["pinning"]["gateway"] = [gateway_core(i) for i in range(bench.args.processes)]
         report["pinning"]["note"] = scale.pinning_note(bench.args.processes, scaled=False)
     if bench.deployment is not None:
-        report["momor_recording"] = bench.recording()
+        report["momor_recording"] = bench.recording(bench.deployment)
+    for ref, deployment in bench.baselines.items():
+        report.setdefault("baseline_recording", {})[ref] = bench.recording(deployment)
+    report["versus_baseline"] = versus_baseline(sections)
     return report
+
+
+def versus_baseline(sections: list[Metrics]) -> list[Metrics]:
+    """Each Momor section beside each baseline section of the same run: throughput and CPU per
+    call as ratios (new / baseline)."""
+    bases = [s for s in sections if s["gateway"].startswith("baseline-")]
+    news = [s for s in sections if s["gateway"].startswith("momor-")]
+    rows = []
+    for base in bases:
+        for new in news:
+            ours, theirs = new["target"]["throughput"], base["target"]["throughput"]
+            rows.append({
+                "gateway": new["gateway"], "baseline": base["gateway"],
+                "throughput_ratio": _ratio(ours.get("rps"), theirs.get("rps")),
+                "cpu_per_call_ratio": _ratio(
+                    ours.get("cpu_ms_per_call"), theirs.get("cpu_ms_per_call")
+                ),
+            })  # fmt: skip
+    return rows
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return round(a / b, 3) if a and b else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -379,6 +432,11 @@ def print_report(report: Metrics, path: Path) -> None:
         print(scale_table(report["scale"]))
     if report.get("momor_recording"):
         print(f"\nMomor recording: {report['momor_recording']}")
+    for row in report.get("versus_baseline") or ():
+        print(
+            f"\n{row['gateway']} vs {row['baseline']}: throughput x{row['throughput_ratio']}, "
+            f"CPU per call x{row['cpu_per_call_ratio']}"
+        )
     print("\ntargets (issue 7):")
     print(goals_text(report["targets"]))
     print(f"\nJSON: {path}")

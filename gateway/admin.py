@@ -12,7 +12,11 @@ from django.contrib import admin
 from django.db import models
 from django.db.models import ForeignKey
 from django.http import HttpRequest
+from django.utils.decorators import method_decorator
+from django.views.decorators.debug import sensitive_post_parameters
 
+from accounts.key_env import key_env_problem
+from accounts.secrets import readable
 from gateway.models import Model as CatalogModel
 from gateway.models import Offering, Provider, Region
 
@@ -44,6 +48,12 @@ class ProviderForm(forms.ModelForm):
         fields = ["name", "display_name", "api", "base_url", "key_env", "zdr"]
         formfield_callback = _https_formfield
 
+    def clean_key_env(self) -> str:
+        name: str = self.cleaned_data["key_env"].strip()
+        if name and (problem := key_env_problem(name)):
+            raise forms.ValidationError(problem)
+        return name
+
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
         if cleaned.get("new_key") and cleaned.get("clear_key"):
@@ -74,6 +84,7 @@ class RegionInline(admin.TabularInline):
 
 
 @admin.register(Provider)
+@method_decorator(sensitive_post_parameters("new_key"), name="changeform_view")
 class ProviderAdmin(admin.ModelAdmin):
     form = ProviderForm
     formfield_overrides = URL_OVERRIDES
@@ -88,7 +99,7 @@ class ProviderAdmin(admin.ModelAdmin):
         "new_key",
         "clear_key",
     ]
-    list_display = ["name", "api", "base_url", "key_env", "has_stored_key", "zdr"]
+    list_display = ["name", "api", "base_url", "key_env", "has_stored_key", "key_state", "zdr"]
     list_editable = ["zdr"]
     list_filter = ["api", "zdr"]
     search_fields = ["name", "display_name"]
@@ -97,10 +108,22 @@ class ProviderAdmin(admin.ModelAdmin):
     def has_stored_key(self, provider: Provider) -> bool:
         return bool(provider.key_encrypted)
 
+    @admin.display(description="Stored key")
+    def key_state(self, provider: Provider) -> str:
+        """Whether the stored key is used: one the current key cannot decrypt is skipped."""
+        if not provider.key_encrypted:
+            return "-"
+        if readable(provider.key_encrypted):
+            return "in use"
+        return "cannot be decrypted (MOMOR_ENCRYPTION_KEY changed): skipped, set it again"
+
 
 @admin.register(CatalogModel)
 class CatalogModelAdmin(admin.ModelAdmin):
-    list_display = ["id", "name", "released", "deprecated", "tiers", "auto"]
+    list_display = [
+        "id", "name", "released", "deprecated", "tiers", "auto", "context_length",
+        "max_output_tokens",
+    ]  # fmt: skip
     list_filter = ["deprecated", "auto"]
     search_fields = ["id"]
 

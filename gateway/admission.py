@@ -3,12 +3,12 @@ cost against the organization's available credit (and the key's own credit limit
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from dataclasses import replace
 from decimal import Decimal
 from functools import partial
-from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError
@@ -16,34 +16,18 @@ from redis.exceptions import RedisError
 
 from billing.admission import NeedBalance, NeedKeySpend, RateState, Refused, Ticket
 from billing.admission.base import AdmitRequest
-from billing.admission.select import admission_store, local_store
+from billing.admission.select import admission_store, local_store, store
 from billing.admission.sync import key_tag, load_balance, load_key_spend
 from billing.breaker import maybe_carried_out
-from billing.cost import call_cost, from_units, to_units
-from billing.records import TokenCounts
+from billing.cost import from_units, to_units
 from gateway import dbthread
 from gateway.caller import Caller
 from gateway.errors import GatewayError
-from gateway.routing import Candidate
 
 log = logging.getLogger(__name__)
 
-
-def worst_cost(body: dict[str, Any], body_size: int, candidates: list[Candidate]) -> Decimal:
-    """The most the call can cost: about two bytes of body per prompt token, and the output
-    ceiling (the call's, else the deployment's default) for every choice, at the highest
-    prices among its candidates."""
-    ceiling = _int(body.get("max_completion_tokens")) or _int(body.get("max_tokens"))
-    choices = max(_int(body.get("n")) or 1, 1)
-    tokens = TokenCounts(
-        prompt=body_size // 2 + 1,
-        completion=(ceiling or settings.MOMOR_RESERVE_COMPLETION_TOKENS) * choices,
-    )
-    return max(call_cost(tokens, c.offering.prices.as_dict(), c.key_source) for c in candidates)
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+# Renewals under way, held so that a task is not collected before it ends.
+_renewing: set[asyncio.Task[None]] = set()
 
 
 def _rate_limit(caller: Caller) -> int:
@@ -123,3 +107,35 @@ def refusal(refused: Refused, amount: Decimal) -> GatewayError:
     return GatewayError(
         402, message, type="insufficient_quota", code="insufficient_credits", headers=headers
     )
+
+
+class Renewal:
+    """Keeps a long call's reservation held while it runs: every third of the reservation's
+    time to live, it is renewed from a task of its own, so the call never waits on the store.
+    `tick` is cheap (one clock read) and made on each read of a stream and before each try."""
+
+    def __init__(self, ticket: Ticket | None, since: float) -> None:
+        self.ticket = ticket
+        self.every = settings.MOMOR_RESERVATION_TTL_SECONDS / 3
+        self.due = since + self.every
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        if self.ticket is None or now < self.due:
+            return
+        self.due = now + self.every
+        task = asyncio.get_running_loop().create_task(_renew(self.ticket))
+        _renewing.add(task)
+        task.add_done_callback(_renewing.discard)
+
+
+async def _renew(ticket: Ticket) -> None:
+    held = store() if ticket.shared else local_store()
+    ttl_ms = settings.MOMOR_RESERVATION_TTL_SECONDS * 1000
+    try:
+        renewed = await held.renew(ticket, int(time.time() * 1000), ttl_ms)
+    except RedisError as exc:
+        log.warning("could not renew the reservation of call %s (%s)", ticket.id, exc)
+        return
+    if not renewed:
+        log.warning("the reservation of call %s expired before it was renewed", ticket.id)

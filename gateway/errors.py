@@ -48,9 +48,8 @@ def model_not_found(message: str) -> GatewayError:
 
 
 def request_too_large(limit: int) -> GatewayError:
-    return GatewayError(
-        413, f"The body is larger than {limit // (1024 * 1024)} MiB.", code="request_too_large"
-    )
+    size = f"{limit // 2**20} MiB" if limit >= 2**20 else f"{limit // 2**10} KiB"
+    return GatewayError(413, f"The body is larger than {size}.", code="request_too_large")
 
 
 def unsupported_media_type() -> GatewayError:

@@ -5,6 +5,7 @@ seconds."""
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -13,7 +14,10 @@ from decimal import Decimal
 from django.db.models import Q
 from django.utils import timezone
 
-from accounts.models import ApiKey, KeyKind, Organization, SavedKey
+from accounts.models import ApiKey, KeyKind, Organization, SavedKey, creator_holds
+from accounts.secrets import UnreadableSecret
+
+log = logging.getLogger(__name__)
 
 NEGATIVE_TTL = 2.0
 NEGATIVE_MAX = 10_000
@@ -21,6 +25,9 @@ NEGATIVE_MAX = 10_000
 
 @dataclass(frozen=True, slots=True)
 class KeyInfo:
+    """A key as the gateway holds it; `revoked` also when its creator no longer stands behind
+    it (removed from the organization, or no longer an admin for a management key)."""
+
     id: int
     organization_id: int
     expires_at: datetime | None
@@ -64,7 +71,7 @@ class Identities:
 
     def load_key(self, key_hash: str) -> KeyInfo | None:
         """Fetch one key and its organization (runs on a database thread)."""
-        row = ApiKey.objects.filter(key_hash=key_hash).first()
+        row = ApiKey.objects.with_creator_role().filter(key_hash=key_hash).first()
         if row is None:
             if len(self._unknown) > NEGATIVE_MAX:
                 self._unknown = {}
@@ -79,7 +86,7 @@ class Identities:
     def refresh(self) -> None:
         """Reload every known key and organization (runs on the refresh thread)."""
         if self.keys:
-            rows = ApiKey.objects.filter(key_hash__in=list(self.keys))
+            rows = ApiKey.objects.with_creator_role().filter(key_hash__in=list(self.keys))
             self.keys = {row.key_hash: _key_info(row) for row in rows}
         org_ids = {k.organization_id for k in self.keys.values()} | set(self.orgs)
         if org_ids:
@@ -100,19 +107,25 @@ def _key_info(row: ApiKey) -> KeyInfo:
         id=row.pk,
         organization_id=row.organization_id,
         expires_at=row.expires_at,
-        revoked=row.revoked_at is not None,
+        revoked=_refused(row),
         credit_limit=row.credit_limit,
         rate_limit=row.rate_limit,
         calls_gateway=row.kind == KeyKind.INFERENCE,
     )
 
 
+def _refused(row: ApiKey) -> bool:
+    """Revoked, or its creator no longer stands behind it (`creator_role` is annotated)."""
+    role: str | None = row.creator_role  # type: ignore[attr-defined]
+    return row.revoked_at is not None or not creator_holds(row.kind, row.created_by_id, role)
+
+
 def _load_orgs(org_ids: list[int]) -> dict[int, OrgInfo]:
     saved: dict[int, dict[str, SavedKeyInfo]] = {}
     for key in SavedKey.objects.filter(Q(organization_id__in=org_ids)):
-        saved.setdefault(key.organization_id, {})[key.provider] = SavedKeyInfo(
-            key.provider, key.secret, key.zdr
-        )
+        info = _saved_key_info(key)
+        if info is not None:
+            saved.setdefault(key.organization_id, {})[key.provider] = info
     return {
         org.pk: OrgInfo(
             id=org.pk,
@@ -124,6 +137,28 @@ def _load_orgs(org_ids: list[int]) -> dict[int, OrgInfo]:
         )
         for org in Organization.objects.filter(pk__in=org_ids)
     }
+
+
+# Saved keys already reported unreadable, by (id, last change): each is logged once, not on
+# every refresh.
+_unreadable: set[tuple[int, datetime]] = set()
+
+
+def _saved_key_info(key: SavedKey) -> SavedKeyInfo | None:
+    """The key as calls use it; None for one that cannot be decrypted, which is skipped (its
+    offerings fall to Momor's key) rather than failing its organization or the refresh."""
+    try:
+        return SavedKeyInfo(key.provider, key.secret, key.zdr)
+    except UnreadableSecret:
+        if (key.pk, key.updated_at) not in _unreadable:
+            _unreadable.add((key.pk, key.updated_at))
+            log.error(
+                "saved key %s (organization %s, %s) cannot be decrypted with the current "
+                "MOMOR_ENCRYPTION_KEY: skipped, its offerings use Momor's key until it is "
+                "saved again",
+                key.pk, key.organization_id, key.provider,
+            )  # fmt: skip
+        return None
 
 
 def now() -> datetime:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from django.db import models
+from django.views.decorators.debug import sensitive_variables
 
 from accounts.secrets import decrypt_secret, encrypt_secret
 
@@ -51,6 +52,7 @@ class Provider(models.Model):
     def label(self) -> str:
         return self.display_name or self.get_api_display()
 
+    @sensitive_variables("plain")
     def set_key(self, plain: str) -> None:
         self.key_encrypted = encrypt_secret(plain) if plain else ""
 
@@ -80,6 +82,12 @@ class Model(models.Model):
     tiers = models.JSONField(default=list, blank=True)
     auto = models.BooleanField(default=False, help_text="The auto selector may pick it.")
     context_length = models.PositiveIntegerField(null=True, blank=True)
+    max_output_tokens = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="The most tokens one answer may hold (the provider's documented maximum "
+        "output): what a call that sets no ceiling reserves.",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

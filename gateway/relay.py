@@ -1,9 +1,16 @@
 """One call's attempts: candidates tried in order until one answers, the answer relayed plain
-or streamed, and the call's record handed to billing when it ends."""
+or streamed, and a stream's record handed to billing when it ends (a plain answer's by
+`gateway.completion`).
+
+What a provider sends is never trusted to be well formed: a plain answer that cannot be read,
+or a stream that breaks or holds an event that cannot be read before it has shown anything,
+moves the call to the next candidate; after that, the stream ends on one error chunk. Invalid
+UTF-8 is read as U+FFFD."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -12,9 +19,11 @@ from typing import Any
 import orjson
 from django.conf import settings
 
+from accounts.redaction import scrub
 from billing.cost import call_cost
 from billing.recording import record_call
 from billing.records import AttemptRecord, CallRecord, TokenCounts
+from gateway.admission import Renewal
 from gateway.errors import GatewayError, providers_unavailable, unsupported_parameter
 from gateway.options import CallOptions
 from gateway.providers import adapter_for
@@ -23,13 +32,16 @@ from gateway.providers.base import (
     CannotCarry,
     Failure,
     PrepareFailed,
+    Reply,
     StreamFailed,
     StreamTranslator,
     Usage,
 )
 from gateway.routing import Candidate
-from gateway.sse import DONE, Decoder, encode
+from gateway.sse import DONE, Decoder, Event, encode
 from gateway.upstream import Response, UpstreamError, send
+
+log = logging.getLogger(__name__)
 
 RETRYABLE_4XX = frozenset({401, 403, 408, 429})
 SHOWN_FIELDS = ("content", "reasoning", "tool_calls", "refusal", "audio", "reasoning_details")
@@ -54,6 +66,7 @@ class Call:
     created: int = field(default_factory=lambda: int(time.time()))
     last: tuple[Candidate, Failure] | None = None
     uncarried: str = ""
+    renewal: Renewal | None = None
 
     def elapsed_ms(self, since: float | None = None) -> int:
         return int((time.monotonic() - (since or self.started)) * 1000)
@@ -75,14 +88,19 @@ class Attempt:
             prices=offering.prices.as_dict(),
         )
         call.record.attempts.append(self.row)
+        self.secrets: tuple[str, ...] = ()
 
-    def failed(self, failure: Failure, *, decisive: bool = True) -> None:
-        """Note a failed try; a decisive one is what the call answers if it is the last."""
+    def failed(self, failure: Failure, *, decisive: bool = True) -> Failure:
+        """Note a failed try; a decisive one is what the call answers if it is the last.
+        Every secret sent upstream on this try is masked first: the failure returned is the
+        one to answer with."""
+        failure = scrubbed(failure, (self.candidate.secret, *self.secrets))
         self.row.http_status = failure.status
         self.row.error = failure.message[:2000]
         self.row.latency_ms = self.call.elapsed_ms(self.started)
         if decisive:
             self.call.last = (self.candidate, failure)
+        return failure
 
     def served(self, status: int, usage: Usage | None) -> None:
         self.row.http_status = status
@@ -93,7 +111,9 @@ class Attempt:
 async def answer(call: Call) -> Answer:
     """Try the candidates in order; the first that answers serves the call."""
     try_one = _try_stream if call.options.stream else _try_plain
+    call.renewal = Renewal(call.record.ticket, call.started)
     for candidate in call.candidates:
+        call.renewal.tick()
         answered = await try_one(call, candidate)
         if answered is not None:
             return answered
@@ -114,18 +134,36 @@ async def _try_plain(call: Call, candidate: Candidate) -> Answer | None:
         await response.close()
     if response.status_code >= 300:
         return _refused(call, attempt, adapter.failure(response.status_code, data))
-    try:
-        reply = adapter.reply(data)
-    except (ValueError, KeyError, TypeError):
+    read = _read_reply(adapter, data, call, candidate)
+    if read is None:
         attempt.failed(Failure(502, "The provider's answer could not be read."))
         return None
+    reply, encoded = read
     attempt.served(response.status_code, reply.usage)
-    _add_cost(reply.body.get("usage"), candidate)
-    reply.body["id"] = call.request_id
-    reply.body["model"] = candidate.offering.model_id
     _served(call, candidate, reply.usage, reply.finish_reason, reply.native_finish_reason)
-    await record_call(call.record)  # durable before the body is sent
-    return Answer(200, _served_headers(candidate), orjson.dumps(reply.body))
+    return Answer(200, _served_headers(candidate), encoded)
+
+
+def _read_reply(
+    adapter: Adapter, data: bytes, call: Call, candidate: Candidate
+) -> tuple[Reply, bytes] | None:
+    """A plain answer translated and encoded for the client; None when it cannot be read."""
+    try:
+        reply = adapter.reply(_readable(data))
+        _add_cost(reply.body.get("usage"), candidate)
+        reply.body["id"] = call.request_id
+        reply.body["model"] = candidate.offering.model_id
+        return reply, orjson.dumps(reply.body)
+    except Exception:  # whatever the provider sent, it is this try that fails, not the call
+        log.warning("an answer of %s could not be read", candidate.offering.place, exc_info=True)
+        return None
+
+
+def _readable(data: bytes) -> bytes:
+    """The answer with invalid UTF-8 replaced by U+FFFD (checked only where it is not ASCII)."""
+    if data.isascii():
+        return data
+    return data.decode(errors="replace").encode()
 
 
 async def _try_stream(call: Call, candidate: Candidate) -> Answer | None:
@@ -146,7 +184,9 @@ async def _try_stream(call: Call, candidate: Candidate) -> Answer | None:
         await response.close()
         return None
     headers = _served_headers(candidate) | {"cache-control": "no-cache"}
-    return Answer(200, headers, relay.rest(opening))
+    rest = relay.rest(opening)
+    await anext(rest)
+    return Answer(200, headers, rest)
 
 
 async def _open(
@@ -155,18 +195,28 @@ async def _open(
     try:
         prepared = await adapter.prepare(call.body, call.options, candidate)
     except CannotCarry as exc:
-        attempt.failed(Failure(None, f"cannot carry the call: {exc}"), decisive=False)
-        call.uncarried = str(exc)
+        _uncarried(call, attempt, str(exc))
         return None
     except PrepareFailed as exc:
         attempt.failed(exc.failure)
         return None
+    except Exception as exc:  # a value the translation could not read fails this offering alone
+        log.warning("the call could not be translated for %s", candidate.offering.place,
+                    exc_info=True)  # fmt: skip
+        _uncarried(call, attempt, f"a value it could not translate ({type(exc).__name__})")
+        return None
+    attempt.secrets = prepared.secrets
     try:
         async with asyncio.timeout(settings.MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT):
             return await send(prepared.url, prepared.headers, prepared.body)
     except (UpstreamError, TimeoutError) as exc:
         attempt.failed(Failure(None, _transport_message(exc)))
         return None
+
+
+def _uncarried(call: Call, attempt: Attempt, reason: str) -> None:
+    attempt.failed(Failure(None, f"cannot carry the call: {reason}"), decisive=False)
+    call.uncarried = reason
 
 
 async def _read_all(response: Response) -> bytes:
@@ -186,7 +236,7 @@ async def _read_failure(response: Response) -> bytes:
 def _refused(call: Call, attempt: Attempt, failure: Failure) -> Answer | None:
     """A provider's non-2xx: the next candidate's turn, or (a request the provider rejects)
     the call's answer at once."""
-    attempt.failed(failure)
+    failure = attempt.failed(failure)
     status = failure.status or 502
     if failure.openai_shaped and 400 <= status < 500 and status not in RETRYABLE_4XX:
         raise GatewayError(status, **_provider_fields(failure))
@@ -213,11 +263,18 @@ def final_error(call: Call) -> GatewayError:
             type="rate_limit_error",
             code="rate_limit_exceeded",
         )
+    status = _error_status(failure.status)
     if failure.openai_shaped:
-        return GatewayError(failure.status or 502, **_provider_fields(failure))
-    if failure.status is not None and failure.status >= 500:
-        return GatewayError(failure.status, f"{provider}: {failure.message}", type="server_error")
+        return GatewayError(status, **_provider_fields(failure))
+    if status >= 500 and failure.status is not None:
+        return GatewayError(status, f"{provider}: {failure.message}", type="server_error")
     return providers_unavailable()
+
+
+def _error_status(status: int | None) -> int:
+    """A provider's status as the call's: an error status passes, anything else (none, a
+    redirect, a number a provider wrote in its error body) is a 502."""
+    return status if status is not None and 400 <= status <= 599 else 502
 
 
 def _provider_fields(failure: Failure) -> dict[str, Any]:
@@ -261,13 +318,21 @@ class StreamRelay:
             self.attempt.failed(exc.failure)
         except (UpstreamError, TimeoutError) as exc:
             self.attempt.failed(Failure(None, _transport_message(exc)))
+        except Exception:
+            log.warning("the stream of %s could not be read", self.candidate.offering.place,
+                        exc_info=True)  # fmt: skip
+            self.attempt.failed(Failure(502, "The provider's stream could not be read."))
         return None
 
     async def rest(self, opening: list[dict[str, Any]]) -> AsyncIterator[bytes]:
-        """The chunks, then `[DONE]` or one error chunk, sent once the call is recorded (a
-        client that went away is recorded as it leaves)."""
+        """The stream's bytes. Its first item is empty and taken by `_try_stream`: a generator
+        once started is closed by the event loop if it is dropped unfinished (a client gone
+        before the server began to send it), so the call still ends recorded. Its last,
+        `[DONE]` or one error chunk, is sent once the call is recorded (a client that went
+        away is recorded as it leaves)."""
         outcome = "cancelled"
         try:
+            yield b""
             for chunk in opening:
                 if (data := self._emit(chunk)) is not None:
                     yield data
@@ -281,6 +346,11 @@ class StreamRelay:
             outcome, last = "broken", self._error_chunk(exc.failure)
         except (UpstreamError, TimeoutError) as exc:
             outcome, last = "broken", self._error_chunk(Failure(502, _broken_message(exc)))
+        except Exception:
+            log.warning("a stream of %s broke in Momor", self.candidate.offering.place,
+                        exc_info=True)  # fmt: skip
+            failure = Failure(502, "Momor could not relay the rest of the answer.")
+            outcome, last = "broken", self._error_chunk(failure)
         finally:
             await self.response.close()
             await self._finish(outcome)
@@ -296,11 +366,26 @@ class StreamRelay:
                     raw = await anext(stream)
             except StopAsyncIteration:
                 break
+            if self.call.renewal is not None:
+                self.call.renewal.tick()
             for event in decoder.feed(raw):
-                for chunk in self.translator.feed(event):
+                for chunk in self._translated(event):
                     yield chunk
         for chunk in self.translator.close():
             yield chunk
+
+    def _translated(self, event: Event) -> list[dict[str, Any]]:
+        """The chunks of one upstream event; an event that cannot be read breaks the stream."""
+        try:
+            return self.translator.feed(event)
+        except StreamFailed:
+            raise
+        except Exception:
+            log.warning("%s sent a stream event that cannot be read: %.200r",
+                        self.candidate.offering.place, event.data)  # fmt: skip
+            raise StreamFailed(
+                Failure(502, "The provider sent a stream event that cannot be read.")
+            ) from None
 
     def _first_token(self) -> None:
         ms = self.call.elapsed_ms()
@@ -325,7 +410,7 @@ class StreamRelay:
         code = failure.status or 502
         if failure.error and isinstance(failure.error.get("code"), int):
             code = failure.error["code"]
-        self.attempt.failed(failure)
+        failure = self.attempt.failed(failure)
         return encode(
             {
                 "id": self.call.request_id,
@@ -362,6 +447,18 @@ class StreamRelay:
             completion=(self.delivered_chars + 3) // 4,
             estimated=True,
         )
+
+
+def scrubbed(failure: Failure, secrets: tuple[str, ...]) -> Failure:
+    """The failure with these secrets (and anything shaped like a key) masked in its message
+    and in every text field of its error object."""
+    error = None
+    if failure.error is not None:
+        error = {
+            name: scrub(value, secrets) if isinstance(value, str) else value
+            for name, value in failure.error.items()
+        }
+    return Failure(failure.status, scrub(failure.message, secrets), error)
 
 
 def _adapter(candidate: Candidate) -> Adapter:

@@ -3,6 +3,7 @@ without a query, rebuilt when the database's catalog fingerprint changes."""
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field
 from datetime import date
@@ -10,7 +11,12 @@ from decimal import Decimal
 
 from django.db.models import Count, Max
 
+from accounts.key_env import key_env_problem
+from accounts.redaction import note_secret
+from accounts.secrets import UnreadableSecret
 from gateway.models import Model, Offering, Provider, Region
+
+log = logging.getLogger(__name__)
 
 MILLION = Decimal(1_000_000)
 
@@ -56,6 +62,10 @@ class OfferingInfo:
     json_schema: bool
     reasoning_efforts: tuple[str, ...]
     input_modalities: frozenset[str]
+    context_length: int | None = None
+    """The model's context window in tokens, where the catalog gives it."""
+    max_output_tokens: int | None = None
+    """The model's largest answer in tokens, where the catalog gives it."""
 
     @property
     def place(self) -> str:
@@ -111,7 +121,7 @@ def _build() -> Catalog:
     providers = {p.name: _provider_info(p) for p in Provider.objects.all()}
     regions = {(r.provider_id, r.name): r for r in Region.objects.select_related("provider")}
     by_model: dict[str, list[OfferingInfo]] = {}
-    offerings = Offering.objects.filter(enabled=True).select_related("provider", "region")
+    offerings = Offering.objects.filter(enabled=True).select_related("provider", "region", "model")
     for row in offerings:
         by_model.setdefault(row.model_id, []).append(_offering_info(row, providers))
     models = {m.id: _model_info(m, by_model.get(m.id, [])) for m in Model.objects.all()}
@@ -120,8 +130,36 @@ def _build() -> Catalog:
 
 
 def _provider_info(row: Provider) -> ProviderInfo:
-    key = row.stored_key() or (os.environ.get(row.key_env, "") if row.key_env else "")
+    key = _stored_key(row) or _key_from_env(row)
     return ProviderInfo(row.name, row.label, row.api, row.base_url.rstrip("/"), row.zdr, key)
+
+
+def _stored_key(row: Provider) -> str:
+    """Momor's key stored for the provider; one that cannot be decrypted is skipped (the
+    provider falls back to `key_env`) rather than failing the whole catalog."""
+    try:
+        return row.stored_key()
+    except UnreadableSecret:
+        log.error(
+            "the stored key of provider %s cannot be decrypted with the current "
+            "MOMOR_ENCRYPTION_KEY: skipped, %s",
+            row.name, f"using {row.key_env}" if row.key_env else "the provider has no key",
+        )  # fmt: skip
+        return ""
+
+
+def _key_from_env(row: Provider) -> str:
+    """Momor's key from the variable key_env names, if the rule lets it name that one (a row
+    written before the rule, or behind the admin's back, gets no key)."""
+    if not row.key_env:
+        return ""
+    problem = key_env_problem(row.key_env)
+    if problem is not None:
+        log.warning("provider %s has no key: %s", row.name, problem)
+        return ""
+    key = os.environ.get(row.key_env, "")
+    note_secret(key)
+    return key
 
 
 def _offering_info(row: Offering, providers: dict[str, ProviderInfo]) -> OfferingInfo:
@@ -141,6 +179,8 @@ def _offering_info(row: Offering, providers: dict[str, ProviderInfo]) -> Offerin
         json_schema=row.json_schema,
         reasoning_efforts=tuple(row.reasoning_efforts or ()),
         input_modalities=frozenset(row.input_modalities or ()),
+        context_length=row.model.context_length,
+        max_output_tokens=row.model.max_output_tokens,
     )
 
 

@@ -17,7 +17,8 @@ class Event:
 
 
 class Decoder:
-    """Feed raw bytes as they arrive; get back every event completed so far."""
+    """Feed raw bytes as they arrive; get back every event completed so far. A line is decoded
+    once whole, so a character split across reads stays whole; invalid UTF-8 becomes U+FFFD."""
 
     def __init__(self) -> None:
         self._buffer = b""
@@ -31,7 +32,7 @@ class Decoder:
             end = self._buffer.find(b"\n")
             if end < 0:
                 return events
-            line = self._buffer[:end].rstrip(b"\r").decode()
+            line = self._buffer[:end].rstrip(b"\r").decode(errors="replace")
             self._buffer = self._buffer[end + 1 :]
             event = self._line(line)
             if event is not None:

@@ -22,7 +22,7 @@ from django.conf import settings  # noqa: E402
 from django.urls import path  # noqa: E402
 
 from accounts.consumers import GenerationFeed  # noqa: E402
-from gateway.body_limit import BodyLimit  # noqa: E402
+from gateway.body_limit import BodyLimit, WebsocketMessageLimit  # noqa: E402
 from gateway.lean import LeanCompletions  # noqa: E402
 from gateway.lifespan import lifespan  # noqa: E402
 
@@ -30,10 +30,13 @@ http_app = LeanCompletions(django_asgi_app) if settings.MOMOR_LEAN_COMPLETIONS e
 
 application = ProtocolTypeRouter(
     {
-        "http": BodyLimit(http_app, settings.MOMOR_MAX_BODY_BYTES),
+        "http": BodyLimit(http_app, settings.MOMOR_MAX_BODY_BYTES, settings.MOMOR_BODY_TIMEOUT),
         "lifespan": lifespan,
-        "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter([path("ws/generations/", GenerationFeed.as_asgi())]))
+        "websocket": WebsocketMessageLimit(
+            AllowedHostsOriginValidator(
+                AuthMiddlewareStack(URLRouter([path("ws/generations/", GenerationFeed.as_asgi())]))
+            ),
+            settings.MOMOR_WEBSOCKET_MESSAGE_BYTES,
         ),
     }
 )

@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 from celery import Celery, bootsteps
+from celery.signals import after_setup_logger, after_setup_task_logger
 from kombu.serialization import register
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "momor.settings")
@@ -24,6 +25,15 @@ register(
     "orjson", orjson.dumps, orjson.loads,
     content_type="application/x-orjson", content_encoding="binary",
 )  # fmt: skip
+
+
+@after_setup_logger.connect
+@after_setup_task_logger.connect
+def _scrub_worker_logs(**kwargs: object) -> None:
+    """The worker's own handlers mask secrets like every other (momor/logs.py)."""
+    from momor.logs import install
+
+    install()
 
 
 class RecordsConsumerStep(bootsteps.StartStopStep):  # type: ignore[misc]

@@ -174,8 +174,12 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 
-# The completions body limit of the spec (30 MiB); Django's own form limit stays small.
+# The completions body limit of the spec (30 MiB); every other route has a smaller one, and
+# every body a time to arrive in (gateway/body_limit.py), both applied while it is read.
+# Django's own check is a backstop behind them.
 MOMOR_MAX_BODY_BYTES = 30 * 1024 * 1024
+MOMOR_BODY_TIMEOUT = env_float("MOMOR_BODY_TIMEOUT", 60.0)
+MOMOR_WEBSOCKET_MESSAGE_BYTES = 4096
 DATA_UPLOAD_MAX_MEMORY_SIZE = MOMOR_MAX_BODY_BYTES + 1
 
 MOMOR_REFRESH_SECONDS = env_float("MOMOR_REFRESH_SECONDS", 2.0)
@@ -186,6 +190,10 @@ MOMOR_UPSTREAM_CONNECT_TIMEOUT = env_float("MOMOR_UPSTREAM_CONNECT_TIMEOUT", 10.
 MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT = env_float("MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT", 300.0)
 MOMOR_UPSTREAM_CHUNK_TIMEOUT = env_float("MOMOR_UPSTREAM_CHUNK_TIMEOUT", 120.0)
 MOMOR_UPSTREAM_TRANSPORT = env_str("MOMOR_UPSTREAM_TRANSPORT", "aiohttp")
+# Outbound requests to addresses users supply (gateway/outbound.py): the only token endpoint a
+# Vertex service account may name, and networks the guard lets through besides public ones.
+MOMOR_GOOGLE_TOKEN_URL = env_str("MOMOR_GOOGLE_TOKEN_URL", "https://oauth2.googleapis.com/token")
+MOMOR_OUTBOUND_ALLOW = env_list("MOMOR_OUTBOUND_ALLOW", [])
 if MOMOR_UPSTREAM_TRANSPORT not in {"aiohttp", "httpx"}:
     raise ImproperlyConfigured("MOMOR_UPSTREAM_TRANSPORT must be aiohttp or httpx")
 
@@ -205,13 +213,20 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {"TITLE": "Momor management API", "VERSION": "1"}
 
+# Every handler masks secrets (momor/logs.py): the filter is declared here for Momor's own
+# handler, and `configure` adds it to handlers configured elsewhere (the ASGI server's).
+LOGGING_CONFIG = "momor.logs.configure"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"scrub_secrets": {"()": "momor.logs.ScrubSecrets"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["scrub_secrets"]}},
     "root": {"handlers": ["console"], "level": env_str("MOMOR_LOG_LEVEL", "INFO")},
     "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
 }
+
+# Error reports (the admins' mail, the debug page) mask secrets in frames and request data.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "momor.logs.ScrubbingReporterFilter"
 
 # The members' UI ----------------------------------------------------------------------
 STATICFILES_DIRS = [BASE_DIR / "static"]
@@ -223,3 +238,21 @@ LOGOUT_REDIRECT_URL = "/accounts/login/"
 EMAIL_BACKEND = env_str("MOMOR_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("MOMOR_FROM_EMAIL", "momor@localhost")
 TEMPLATES[0]["OPTIONS"]["context_processors"].append("accounts.views.context.ui")  # type: ignore[index,union-attr]
+
+# Roles and sign-in (see README, "Security") -------------------------------------------
+# How long an invitation's link works.
+MOMOR_INVITATION_TTL_SECONDS = env_int("MOMOR_INVITATION_TTL_SECONDS", 7 * 24 * 3600)
+# Sign-in throttling: after this many failed sign-ins for one account, or from one client
+# address, within a window, further sign-ins (right password or not) are refused until the
+# window ends. Counted in the cache: Redis with REDIS_URL, each process's memory otherwise.
+MOMOR_SIGNIN_FAILURES = env_int("MOMOR_SIGNIN_FAILURES", 5)
+MOMOR_SIGNIN_FAILURES_PER_ADDRESS = env_int("MOMOR_SIGNIN_FAILURES_PER_ADDRESS", 20)
+MOMOR_SIGNIN_WINDOW_SECONDS = env_int("MOMOR_SIGNIN_WINDOW_SECONDS", 900)
+for _name in [
+    "MOMOR_INVITATION_TTL_SECONDS",
+    "MOMOR_SIGNIN_FAILURES",
+    "MOMOR_SIGNIN_FAILURES_PER_ADDRESS",
+    "MOMOR_SIGNIN_WINDOW_SECONDS",
+]:
+    if globals()[_name] < 1:
+        raise ImproperlyConfigured(f"{_name} must be at least 1")

@@ -28,7 +28,7 @@ set -a
 source var/quickstart.env
 set +a
 export MOMOR_SECURE_COOKIES=0
-export MOMOR_DEMO_KEY=demo-upstream-key
+export MOMOR_PROVIDER_KEY_DEMO=demo-upstream-key
 unset DATABASE_URL REDIS_URL
 
 manage() { .venv/bin/python manage.py "$@"; }
@@ -80,4 +80,5 @@ cat <<INFO
 
 INFO
 
-.venv/bin/daphne -b 127.0.0.1 -p "$PORT" momor.asgi:application
+.venv/bin/uvicorn momor.asgi:application --host 127.0.0.1 --port "$PORT" \
+  --loop uvloop --http httptools --ws-max-size 4096

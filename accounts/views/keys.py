@@ -15,8 +15,8 @@ from django.views.decorators.http import require_POST
 
 from accounts.forms import ApiKeyCreateForm, ApiKeyLimitsForm
 from accounts.models import ApiKey, Membership, Role
-from accounts.permissions import can_see_all_keys, role_required
-from accounts.services import AccountError, api_key_create, api_key_set_limits
+from accounts.permissions import at_least, can_see_all_keys, role_required
+from accounts.services import AccountError, api_key_create, api_key_update
 from accounts.views.helpers import is_htmx
 from billing.usage import with_spend
 
@@ -57,7 +57,8 @@ def key_limits(request: HttpRequest, membership: Membership, pk: int) -> HttpRes
         messages.error(request, "Limits not changed: " + form.errors.as_text())
         return redirect("keys")
     try:
-        api_key_set_limits(key=key, **form.cleaned_data)
+        tighten_only = not at_least(membership, Role.ADMIN)
+        api_key_update(key=key, tighten_only=tighten_only, **form.cleaned_data)
     except AccountError as exc:
         messages.error(request, str(exc))
     else:

@@ -1,61 +1,55 @@
-"""Members: list, invite (a new person gets a link to set their password), change role,
-remove. Admins manage members and admins; owners also owners."""
+"""Members: list, invite (the link is mailed to the person, never shown here), revoke a pending
+invitation, change role, remove. Admins manage members and admins; owners also owners."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from django.contrib import messages
-from django.contrib.auth.tokens import default_token_generator
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.encoding import force_bytes
-from django.utils.http import urlsafe_base64_encode
 from django.views.decorators.http import require_POST
 
 from accounts.forms import InviteForm, RoleForm
-from accounts.models import Membership, Role
-from accounts.permissions import can_manage_member, role_required
-from accounts.services import (
-    AccountError,
-    membership_invite,
-    membership_remove,
-    membership_set_role,
-)
-
-
-def _set_password_link(request: HttpRequest, membership: Membership) -> str:
-    user = membership.user
-    path = reverse(
-        "password_reset_confirm",
-        kwargs={
-            "uidb64": urlsafe_base64_encode(force_bytes(user.pk)),
-            "token": default_token_generator.make_token(user),
-        },
-    )
-    return request.build_absolute_uri(path)
+from accounts.invitations import invitation_revoke, invitation_send
+from accounts.models import Invitation, Membership, Role
+from accounts.permissions import at_least, can_manage_member, role_required
+from accounts.services import AccountError, membership_remove, membership_set_role
 
 
 @role_required(Role.ADMIN)
 def member_list(request: HttpRequest, membership: Membership) -> HttpResponse:
     form = InviteForm(request.POST or None)
-    link = None
     if request.method == "POST" and form.is_valid():
         if form.cleaned_data["role"] == Role.OWNER and membership.role != Role.OWNER:
             raise PermissionDenied("Only owners make owners.")
         try:
-            invited, new = membership_invite(
-                organization=membership.organization, **form.cleaned_data
+            sent = invitation_send(
+                organization=membership.organization,
+                invited_by=cast(User, request.user),
+                link_for=lambda token: _absolute(request, "invitation", token),
+                **form.cleaned_data,
             )
         except AccountError as exc:
             form.add_error("email", str(exc))
         else:
-            link = _set_password_link(request, invited) if new else None
-            messages.success(request, f"{invited.user.email} is now a member.")
-            form = InviteForm()
-    members = membership.organization.memberships.select_related("user").order_by("user__username")
-    context = {"members": members, "form": form, "invite_link": link, "roles": Role.choices}
+            messages.success(request, f"Invitation mailed to {sent.email}.")
+            return redirect("members")
+    org = membership.organization
+    context = {
+        "members": org.memberships.select_related("user").order_by("user__username"),
+        "invitations": org.invitations.pending().select_related("invited_by"),
+        "form": form,
+        "roles": Role.choices,
+    }
     return render(request, "ui/members.html", context, status=400 if form.errors else 200)
+
+
+def _absolute(request: HttpRequest, name: str, *args: str) -> str:
+    return request.build_absolute_uri(reverse(name, args=args))
 
 
 def _target(membership: Membership, pk: int) -> Membership:
@@ -94,4 +88,17 @@ def member_remove(request: HttpRequest, membership: Membership, pk: int) -> Http
         messages.error(request, str(exc))
     else:
         messages.success(request, f"{target.user.username} removed.")
+    return redirect("members")
+
+
+@require_POST
+@role_required(Role.ADMIN)
+def invitation_cancel(request: HttpRequest, membership: Membership, pk: int) -> HttpResponse:
+    invitation = get_object_or_404(
+        Invitation.objects.pending(), organization=membership.organization, pk=pk
+    )
+    if invitation.role == Role.OWNER and not at_least(membership, Role.OWNER):
+        raise PermissionDenied("Only owners revoke invitations to become an owner.")
+    invitation_revoke(invitation=invitation)
+    messages.success(request, f"The invitation of {invitation.email} is revoked.")
     return redirect("members")

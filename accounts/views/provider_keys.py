@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_POST
 
 from accounts.forms import SavedKeyForm
@@ -14,6 +15,7 @@ from accounts.permissions import role_required
 from accounts.services import AccountError, saved_key_save
 
 
+@sensitive_post_parameters("secret")
 @role_required(Role.ADMIN)
 def provider_key_list(request: HttpRequest, membership: Membership) -> HttpResponse:
     form = SavedKeyForm(request.POST or None, initial={"provider": request.GET.get("provider")})

@@ -92,6 +92,11 @@ class AdmissionStore(ABC):
         """Count a request refused before admission against its key's window."""
 
     @abstractmethod
+    async def renew(self, ticket: Ticket, now_ms: int, ttl_ms: int) -> bool:
+        """Hold a reservation until `ttl_ms` from now (a live stream's, renewed while it runs);
+        False when it is no longer held (settled, or already expired)."""
+
+    @abstractmethod
     def settle(self, ticket: Ticket, cost: int, request_id: str, now_ms: int) -> None:
         """Release the reservation and hold the actual cost as an unposted charge."""
 

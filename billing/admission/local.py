@@ -94,6 +94,15 @@ class LocalStore(AdmissionStore):
         self._windows[key_tag] = (window, count)
         return rate_state(limit, count, now_ms)
 
+    async def renew(self, ticket: Ticket, now_ms: int, ttl_ms: int) -> bool:
+        with self._lock:
+            book = self._books.get(ticket.org_id)
+            held = book.reserved.get(ticket.id) if book is not None else None
+            if book is None or held is None or held[2] <= now_ms:
+                return False
+            book.reserved[ticket.id] = (held[0], held[1], now_ms + ttl_ms)
+            return True
+
     def settle(self, ticket: Ticket, cost: int, request_id: str, now_ms: int) -> None:
         with self._lock:
             book = self._books.get(ticket.org_id)

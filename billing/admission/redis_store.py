@@ -89,6 +89,15 @@ if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return count
 """
 
+# KEYS: reservations hash, reservation expiries; ARGV: reservation id, now ms, ttl ms
+RENEW = """
+local expires = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if not expires or tonumber(expires) <= tonumber(ARGV[2]) then return 0 end
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('ZADD', KEYS[2], 'XX', tonumber(ARGV[2]) + tonumber(ARGV[3]), ARGV[1])
+return 1
+"""
+
 # KEYS: reservations hash, reservation expiries, reserved total, key reserved, unposted hash,
 #       unposted expiries, unposted total, key spent, records stream
 # ARGV: reservation id ('' for none), request id, cost, now ms, unposted ttl ms,
@@ -248,6 +257,11 @@ class RedisStore(AdmissionStore):
             return RateState()
         count = await self._run(COUNT, [_window_key(key_tag, now_ms)], [60_000])
         return rate_state(limit, int(count), now_ms)
+
+    async def renew(self, ticket: Ticket, now_ms: int, ttl_ms: int) -> bool:
+        org = _org_keys(ticket.org_id)
+        held = await self._run(RENEW, [org["res"], org["resexp"]], [ticket.id, now_ms, ttl_ms])
+        return bool(held)
 
     def hand_off(self, settlement: Settlement, now_ms: int) -> asyncio.Future[Any]:
         """Settle a finished call and append its record to the records stream, in one script

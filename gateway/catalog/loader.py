@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from django.db import models, transaction
 
+from accounts.key_env import key_env_problem
 from gateway.models import AdapterKind, Model, Offering, Provider, Region
 
 # Ordered from shallowest to deepest: routing picks the nearest deeper one a model takes.
@@ -29,7 +30,7 @@ PROVIDER_FIELDS = frozenset(
 )
 REGION_FIELDS = frozenset({"name", "base_url"})
 MODEL_FIELDS = frozenset(
-    {"id", "name", "released", "deprecated", "tiers", "auto", "context_length"}
+    {"id", "name", "released", "deprecated", "tiers", "auto", "context_length", "max_output_tokens"}
 )
 OFFERING_PRICES = ("prompt_price", "completion_price", "cache_read_price", "cache_write_price")
 OFFERING_CAPABILITIES = ("tools", "json_schema", "reasoning_efforts", "input_modalities")
@@ -269,10 +270,13 @@ def _parse_provider(table: _Table) -> ProviderSpec:
     if api not in AdapterKind.values:
         table.fail(f"unknown api '{api}' (valid: {', '.join(AdapterKind.values)})")
     regions = _parse_regions(table, name)
+    key_env = table.text("key_env", max_length=100, default="")
+    if key_env and (problem := key_env_problem(key_env)):
+        table.fail(problem)
     values: Values = {
         "api": api,
         "base_url": table.url("base_url"),
-        "key_env": table.text("key_env", max_length=100, default=""),
+        "key_env": key_env,
         "zdr": table.flag("zdr", False),
         "display_name": table.text("display_name", max_length=100, default=""),
     }
@@ -290,6 +294,7 @@ def _parse_model(table: _Table) -> ModelSpec:
         "tiers": table.names("tiers", "tier"),
         "auto": table.flag("auto", False),
         "context_length": table.count("context_length"),
+        "max_output_tokens": table.count("max_output_tokens"),
     }
     return ModelSpec(id=model_id, values=values)
 

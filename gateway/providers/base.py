@@ -13,14 +13,27 @@ import orjson
 
 from gateway.options import CallOptions
 from gateway.routing import Candidate
+from gateway.snapshot import OfferingInfo
 from gateway.sse import Event
+
+# What one image or file part of the messages can cost, in prompt tokens, on an API whose
+# provider documents no figure: the most a documented API charges. An image: OpenAI's
+# gpt-4o-mini, 2,833 tokens plus 5,667 for each of at most 8 tiles. A file: a PDF of 100
+# pages (OpenAI's and Anthropic's page limit), each page's text (Anthropic: up to 3,000
+# tokens) and the page as an image (OpenAI: up to 3,779).
+UNDOCUMENTED_IMAGE_TOKENS = 2_833 + 8 * 5_667
+UNDOCUMENTED_FILE_TOKENS = 100 * (3_000 + 3_779)
 
 
 @dataclass(slots=True)
 class UpstreamRequest:
+    """One request to a provider. `secrets` names the credentials it carries beyond the
+    candidate's key (an access token made from it): failures are scrubbed of them."""
+
     url: str
     headers: dict[str, str]
     body: bytes
+    secrets: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -83,6 +96,16 @@ class Failure:
 
 class CannotCarry(Exception):
     """The call holds content this provider has no way to carry (it moves to the next one)."""
+
+
+def listed(value: object, name: str) -> list[Any]:
+    """A list field of the call as translation reads it: absent (null) as empty; any other
+    value that is not a list cannot be carried."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise CannotCarry(f"'{name}' must be a list")
+    return value
 
 
 class PrepareFailed(Exception):
@@ -149,6 +172,35 @@ class Adapter(ABC):
     def failure(self, status: int, data: bytes) -> Failure:
         """A non-2xx answer; OpenAI's error object when the body holds one."""
         return openai_failure(status, data)
+
+    # What the call can cost on this API: admission reserves the worst case of each candidate.
+
+    def output_ceiling(self, body: dict[str, Any], offering: OfferingInfo) -> int | None:
+        """The output ceiling this adapter sends upstream, per answer; None when it sends none
+        (the model's own maximum bounds the answer then)."""
+        return positive_int(client_ceiling(body))
+
+    def answers(self, body: dict[str, Any]) -> int:
+        """How many answers the provider is asked for (`n`, where the API carries it)."""
+        return positive_int(body.get("n")) or 1
+
+    def part_tokens(self, kind: str, offering: OfferingInfo) -> int | None:
+        """The most prompt tokens one `image` or `file` part can cost on this API; None for a
+        kind whose cost follows its bytes (audio)."""
+        return {"image": UNDOCUMENTED_IMAGE_TOKENS, "file": UNDOCUMENTED_FILE_TOKENS}.get(kind)
+
+
+def client_ceiling(body: dict[str, Any]) -> object:
+    """The call's own output ceiling as Chat Completions reads it: max_completion_tokens,
+    else max_tokens."""
+    ceiling = body.get("max_completion_tokens")
+    return body.get("max_tokens") if ceiling is None else ceiling
+
+
+def positive_int(value: object) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    return None
 
 
 def openai_failure(status: int, data: bytes) -> Failure:

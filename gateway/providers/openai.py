@@ -22,7 +22,18 @@ from gateway.providers.base import (
 )
 from gateway.providers.reasoning import answered_reasoning, effort_for, move_reasoning_back
 from gateway.routing import Candidate
+from gateway.snapshot import OfferingInfo
 from gateway.sse import Event
+
+# OpenAI's vision pricing (platform.openai.com/docs/guides/images-vision, "Calculating
+# costs"): a patch model counts at most 1,536 patches times its multiplier (2.46 for the nano
+# models: 3,779 tokens), a tile model at most 8 tiles (gpt-4o: 85 + 8 x 170 = 1,445), and
+# gpt-4o-mini 2,833 + 8 x 5,667 = 48,169. A PDF goes as each page's text and image, up to
+# 100 pages.
+IMAGE_TOKENS = 3_779
+MINI_IMAGE_TOKENS = 2_833 + 8 * 5_667
+PAGES = 100
+PAGE_TEXT_TOKENS = 3_000
 
 
 class OpenAIAdapter(Adapter):
@@ -103,6 +114,10 @@ class OpenAIAdapter(Adapter):
     def failure(self, status: int, data: bytes) -> Failure:
         return openai_failure(status, data)
 
+    def part_tokens(self, kind: str, offering: OfferingInfo) -> int | None:
+        image = MINI_IMAGE_TOKENS if offering.model_id.endswith("gpt-4o-mini") else IMAGE_TOKENS
+        return {"image": image, "file": PAGES * (PAGE_TEXT_TOKENS + image)}.get(kind)
+
 
 class OpenAIOnMomorKey(OpenAIAdapter):
     """OpenAI keeps nothing on Momor's key: `store` goes as false whatever was sent."""
@@ -133,12 +148,14 @@ class MistralAdapter(OpenAIAdapter):
     max_tokens_field = "max_tokens"
     seed_field = "random_seed"
     takes_stream_options = False
+    part_tokens = Adapter.part_tokens  # no documented figure of OpenAI's
 
 
 class DeepInfraAdapter(OpenAIAdapter):
     api = "deepinfra"
     max_tokens_field = "max_tokens"
     reasoning_input_field = "reasoning_content"
+    part_tokens = Adapter.part_tokens
 
 
 class CompatibleAdapter(OpenAIAdapter):
@@ -147,6 +164,7 @@ class CompatibleAdapter(OpenAIAdapter):
     api = "openai_compatible"
     max_tokens_field = "max_tokens"
     reasoning_input_field = "reasoning_content"
+    part_tokens = Adapter.part_tokens
 
 
 class ChunkRelay(StreamTranslator):

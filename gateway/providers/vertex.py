@@ -30,7 +30,7 @@ class VertexAdapter(GeminiAdapter):
         out = request_body(body, candidate.offering)
         try:
             info = service_account_info(candidate.secret)
-            token = await access_token(info)
+            token = await access_token(candidate.secret, info)
         except CredentialsError as exc:
             raise PrepareFailed(_credentials_failure(exc)) from exc
         return UpstreamRequest(
@@ -38,6 +38,7 @@ class VertexAdapter(GeminiAdapter):
             + method(options.stream),
             headers={"authorization": f"Bearer {token}", "content-type": "application/json"},
             body=orjson.dumps(out),
+            secrets=(token, str(info["private_key"])),
         )
 
 

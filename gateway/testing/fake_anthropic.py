@@ -84,6 +84,12 @@ async def messages(request: web.Request) -> web.StreamResponse:
     return await upstream.serve(request, checked["model"], record, MessagesAnswer(checked))
 
 
+def _mid_stream(behaviour: Behaviour) -> Json:
+    if behaviour.stream_error_message is None:
+        return MID_STREAM
+    return {**MID_STREAM, "message": behaviour.stream_error_message}
+
+
 def error_body(kind: str, message: str) -> Json:
     return {
         "type": "error",
@@ -427,7 +433,7 @@ class MessagesAnswer:
         tail = [_sse("message_delta", {"delta": delta, "usage": final}), _sse("message_stop", {})]
         body = [piece.bytes for piece in stream_pieces(behaviour)]
         return SseEvents(
-            head=head, body=body, tail=tail, error=_sse("error", {"error": MID_STREAM})
+            head=head, body=body, tail=tail, error=_sse("error", {"error": _mid_stream(behaviour)})
         )
 
     def failure(self, fail: Failure) -> web.Response:

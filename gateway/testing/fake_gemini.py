@@ -9,7 +9,9 @@ the turn rules the API checks. With `generationConfig.candidateCount` = n the fa
 candidates, candidate i > 0 saying the scripted text followed by ` (candidate i)`.
 
 Token endpoint controls: `POST /_fake/tokens {"expires_in": s}` sets the lifetime of the tokens
-it issues and zeroes its count of exchanges; `GET /_fake/tokens` gives that count.
+it issues and zeroes its count of exchanges (also `"fail": {"status": n, "body": "..."}` to
+refuse every exchange with that answer, `"redirect": URL` to answer 302 to it); `GET
+/_fake/tokens` gives that count.
 """
 
 from __future__ import annotations
@@ -79,6 +81,8 @@ class Tokens:
     expires_in: int = DEFAULT_EXPIRES_IN
     exchanges: int = 0
     issued: dict[str, float] = field(default_factory=dict)
+    fail: Json | None = None
+    redirect: str | None = None
 
     def issue(self) -> Json:
         self.exchanges += 1
@@ -94,6 +98,10 @@ TOKENS = web.AppKey("gemini_tokens", Tokens)
 
 
 async def token(request: web.Request) -> web.Response:
+    tokens = request.app[TOKENS]
+    if tokens.fail is not None or tokens.redirect is not None:
+        tokens.exchanges += 1
+        return _scripted_token_answer(tokens)
     form = await request.post()
     assertion = str(form.get("assertion") or "")
     if form.get("grant_type") != JWT_BEARER or assertion.count(".") != 2:
@@ -101,6 +109,14 @@ async def token(request: web.Request) -> web.Response:
             {"error": "invalid_grant", "error_description": "Invalid JWT Signature."}, 400
         )
     return json_response(request.app[TOKENS].issue())
+
+
+def _scripted_token_answer(tokens: Tokens) -> web.Response:
+    if tokens.redirect is not None:
+        return web.Response(status=302, headers={"Location": tokens.redirect})
+    fail = tokens.fail or {}
+    body = str(fail.get("body", ""))
+    return web.Response(status=int(fail.get("status", 400)), text=body)
 
 
 async def tokens_status(request: web.Request) -> web.Response:
@@ -113,6 +129,8 @@ async def tokens_script(request: web.Request) -> web.Response:
     tokens = request.app[TOKENS]
     tokens.expires_in = int(data.get("expires_in", DEFAULT_EXPIRES_IN))
     tokens.exchanges = 0
+    tokens.fail = data.get("fail")
+    tokens.redirect = data.get("redirect")
     return json_response({"ok": True})
 
 
@@ -364,7 +382,8 @@ class GeminiAnswer:
             for i in range(self.candidates)
         ]
         tail = _sse({**self._envelope(last, behaviour), **behaviour.extra})
-        return SseEvents(head=[], body=body, tail=[tail], error=_sse(google_error(500, MID_STREAM)))
+        message = behaviour.stream_error_message or MID_STREAM
+        return SseEvents(head=[], body=body, tail=[tail], error=_sse(google_error(500, message)))
 
     def _stream_parts(self, behaviour: Behaviour) -> list[list[list[Json]]]:
         """Per event, each candidate's parts: thoughts, text pieces, then the function calls."""

@@ -154,7 +154,10 @@ def _sse(data: object) -> bytes:
 
 
 SSE_DONE = b"data: [DONE]\n\n"
-MID_STREAM_ERROR = _sse(error_object(MID_STREAM_MESSAGE, "server_error"))
+
+
+def mid_stream(behaviour: Behaviour) -> str:
+    return behaviour.stream_error_message or MID_STREAM_MESSAGE
 
 
 class ChatAnswer:
@@ -215,7 +218,7 @@ class ChatAnswer:
             head=[self._chunk(opening, None, trailer)],
             body=[self._chunk(delta, None, trailer) for delta in deltas(behaviour)],
             tail=[*tail, SSE_DONE],
-            error=MID_STREAM_ERROR,
+            error=_sse(error_object(mid_stream(behaviour), "server_error")),
         )
 
     def failure(self, fail: Failure) -> web.Response:

@@ -6,6 +6,10 @@ timing and failure machinery (delays, scripted errors, dropped connections, clie
 and the command line entry point. Protocol modules (`fake_openai`...) only translate a
 `Behaviour` into their wire format and register their routes; `protocols()` lists them.
 
+Malformed answers are scripted as raw bytes, base64 in the script: `raw_body` is a plain 2xx
+answer's whole body, sent as it is; `inject` (`{"after": N, "data": ...}`) writes its bytes into a
+stream after the opening events and N content events (a line that is not JSON, invalid UTF-8).
+
 Run it with `python -m gateway.testing.fake_upstream --port 0`: it prints one line
 `listening on http://HOST:PORT` and serves until SIGTERM or SIGINT.
 """
@@ -14,13 +18,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
+import binascii
 import re
 import signal
 import socket
 import sys
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Protocol, TypeVar
 
@@ -60,6 +66,14 @@ class Failure:
 
 
 @dataclass(frozen=True)
+class Injection:
+    """Raw bytes written into a stream after the opening events and `after` content events."""
+
+    after: int
+    data: bytes
+
+
+@dataclass(frozen=True)
 class Behaviour:
     """How the fake answers one model id; the defaults are the unscripted answer."""
 
@@ -78,7 +92,10 @@ class Behaviour:
     delay_first_byte: float = 0.0
     drop_after: int | None = None
     stream_error_after: int | None = None
+    stream_error_message: str | None = None
     no_usage: bool = False
+    raw_body: bytes | None = None
+    inject: Injection | None = None
 
     @property
     def content(self) -> str | None:
@@ -170,6 +187,19 @@ def _read_bool(value: object, key: str) -> bool:
     return value
 
 
+def _read_base64(value: object, key: str) -> bytes:
+    try:
+        return base64.b64decode(_read_str(value, key), validate=True)
+    except binascii.Error:
+        raise ScriptError(f"{key} must be base64") from None
+
+
+def _read_injection(value: object, key: str) -> Injection:
+    item = _read_object(value, key)
+    after = _read_count(item.get("after", 0), f"{key}.after")
+    return Injection(after=after, data=_read_base64(item.get("data"), f"{key}.data"))
+
+
 def _read_tool_calls(value: object, key: str) -> tuple[ToolCall, ...]:
     if not isinstance(value, list) or not value:
         raise ScriptError(f"{key} must be a non-empty list")
@@ -216,7 +246,10 @@ _SCRIPT_KEYS: dict[str, Callable[[object, str], Any]] = {
     "delay_first_byte": _read_seconds,
     "drop_after": _read_count,
     "stream_error_after": _read_count,
+    "stream_error_message": _read_str,
     "no_usage": _read_bool,
+    "raw_body": _read_base64,
+    "inject": _read_injection,
 }
 
 
@@ -293,6 +326,13 @@ def failure_response(fail: Failure, default_body: Json) -> web.Response:
 
 def stream_plan(events: SseEvents, behaviour: Behaviour) -> tuple[list[bytes], bool]:
     """The events to write and whether to drop the connection after them."""
+    sequence, drop = _cut(events, behaviour)
+    if behaviour.inject is not None:
+        sequence.insert(len(events.head) + behaviour.inject.after, behaviour.inject.data)
+    return sequence, drop
+
+
+def _cut(events: SseEvents, behaviour: Behaviour) -> tuple[list[bytes], bool]:
     drop, error = behaviour.drop_after, behaviour.stream_error_after
     if drop is not None and (error is None or drop <= error):
         return [*events.head, *events.body[:drop]], True
@@ -374,11 +414,49 @@ class Upstream:
             await asyncio.sleep(behaviour.delay_first_byte)
         if behaviour.drop_after == 0:
             return _drop(request)
+        key = credential(request)
         if failing and behaviour.fail is not None:
-            return await _send(request, record, answer.failure(behaviour.fail))
+            fail = with_key(behaviour.fail, key)
+            return await _send(request, record, answer.failure(fail))
+        if behaviour.raw_body is not None and not answer.stream:
+            raw = web.Response(body=behaviour.raw_body, content_type="application/json")
+            return await _send(request, record, raw)
         if answer.stream:
-            return await _stream(request, record, behaviour, answer.events(behaviour))
+            events = answer.events(behaviour)
+            events = replace(events, error=events.error.replace(b"{key}", _json_text(key)))
+            return await _stream(request, record, behaviour, events)
         return await _send(request, record, answer.plain(behaviour))
+
+
+def credential(request: web.Request) -> str:
+    """The key a call carried, in whichever header its protocol puts it."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and token:
+        return token
+    for name in ("api-key", "x-api-key", "x-goog-api-key"):
+        if request.headers.get(name):
+            return request.headers[name]
+    return request.query.get("key", "")
+
+
+def with_key(fail: Failure, key: str) -> Failure:
+    """The scripted failure with `{key}` in its body replaced by the key the call carried, as
+    providers quote a refused key ("Incorrect API key provided: sk-...")."""
+    return replace(fail, body=_put_key(fail.body, key))
+
+
+def _put_key(value: Any, key: str) -> Any:
+    if isinstance(value, str):
+        return value.replace("{key}", key)
+    if isinstance(value, dict):
+        return {name: _put_key(item, key) for name, item in value.items()}
+    if isinstance(value, list):
+        return [_put_key(item, key) for item in value]
+    return value
+
+
+def _json_text(text: str) -> bytes:
+    return orjson.dumps(text)[1:-1]
 
 
 async def _send(

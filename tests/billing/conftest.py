@@ -43,14 +43,17 @@ def _admission_forgotten() -> Iterator[None]:
 
 
 def catalog_current(timeout: float = 5.0) -> None:
-    """Wait until the gateway's catalog snapshot is the database's: its refresher may have
-    built one from the emptied tables just before the test wrote its catalog."""
+    """Make the gateway's catalog snapshot the database's: its refresher may have built one
+    from the emptied tables just before the test wrote its catalog, or be building one from
+    rows the test has since changed (it holds the refresh lock while it does)."""
+    STATE.refresh_now()
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         catalog = STATE.catalog
-        if catalog is None or catalog.fingerprint == catalog_fingerprint():
+        if catalog is not None and catalog.fingerprint == catalog_fingerprint():
             return
         time.sleep(0.02)
+        STATE.refresh_now()
     raise AssertionError("the gateway's catalog never caught up with the database")
 
 

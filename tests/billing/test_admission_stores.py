@@ -89,6 +89,28 @@ async def test_the_reservation_of_a_process_that_died_expires(store: AdmissionSt
     assert list(store.open_reservations(7, NOW + TTL + 1)) == ["r3"]
 
 
+async def test_a_renewed_reservation_outlives_its_first_time_to_live(
+    store: AdmissionStore,
+) -> None:
+    store.sync_balance(7, 100, 1)
+    ticket = await store.admit(ask("r1", 100))
+    assert await store.renew(ticket, NOW + TTL - 1, TTL) is True
+    with pytest.raises(Refused):
+        await store.admit(ask("r2", 100, now=NOW + 2 * TTL - 2))
+    assert list(store.open_reservations(7, NOW + 2 * TTL - 2)) == ["r1"]
+    assert list(store.open_reservations(7, NOW + 2 * TTL)) == []
+
+
+async def test_a_reservation_settled_or_expired_is_not_renewed(store: AdmissionStore) -> None:
+    store.sync_balance(7, 100, 1)
+    settled = await store.admit(ask("r1", 10))
+    store.settle(settled, 5, "call-1", NOW)
+    assert await store.renew(settled, NOW + 1, TTL) is False
+    expired = await store.admit(ask("r2", 10))
+    assert await store.renew(expired, NOW + TTL, TTL) is False
+    assert store.open_reservations(7, NOW + TTL) == {}
+
+
 async def test_a_key_is_held_to_its_own_credit_limit(store: AdmissionStore) -> None:
     store.sync_balance(7, 1_000, 1)
     with pytest.raises(NeedKeySpend):

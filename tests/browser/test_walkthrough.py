@@ -3,11 +3,13 @@ calls from the fake upstream. Screenshots of the main pages land in docs/screens
 
 from __future__ import annotations
 
+import re
 import time
+from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from accounts.models import ApiKey, SavedKey
 from billing.models import Generation
@@ -147,16 +149,37 @@ def test_a_generation_arrives_in_the_live_feed(alice_in: Page, world: World) -> 
     screenshot(page, "generations")
 
 
-def test_the_owner_pages(alice_in: Page, world: World) -> None:
+def test_the_owner_pages(
+    alice_in: Page, world: World, browser: Browser, mailoutbox: list[Any]
+) -> None:
+    """Invite carol: the link goes to her mailbox alone; she follows it, sets a password and
+    lands in acme."""
     page = alice_in
     nav(page, "Members")
     page.get_by_label("Email").fill("carol@example.com")
     page.get_by_role("button", name="Invite").click()
-    expect(page.locator("#invite-link")).to_contain_text("/accounts/reset/")
+    expect(page.locator(".flash.success")).to_contain_text("mailed to carol@example.com")
+    expect(page.locator("#invitations")).to_contain_text("carol@example.com")
+    (mail,) = mailoutbox
+    link = re.search(r"/invitations/\S+/", mail.body)
+    assert link and link.group(0) not in page.content()
     screenshot(page, "members")
     nav(page, "Billing")
     expect(page.locator("#ledger")).to_contain_text("Top-up")
     screenshot(page, "billing")
+
+    carol = browser.new_context(base_url=world.url).new_page()
+    carol.goto(link.group(0))
+    carol.get_by_label("New password", exact=True).fill("carols-new-pass-42")
+    carol.get_by_label("New password confirmation").fill("carols-new-pass-42")
+    carol.get_by_role("button", name="Set password and join").click()
+    expect(carol.locator(".topbar h1")).to_have_text("Acme")
+    screenshot(carol, "invitation-accepted")
+    carol.context.close()
+    page.reload()
+    nav(page, "Members")
+    expect(page.locator("#members")).to_contain_text("carol@example.com")
+    expect(page.locator("#no-invitations")).to_be_visible()
 
 
 def test_a_phone_sized_screen_gets_a_drawer(alice_in: Page, world: World) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import date
@@ -9,7 +10,10 @@ from decimal import Decimal
 from typing import Any
 
 import httpx
+import orjson
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 
 from accounts.models import Organization
 from gateway.models import Model, Offering, Provider, Region
@@ -163,3 +167,33 @@ def world(gateway: str, fake: FakeUpstream) -> World:
     org = make_org("acme", credits=Decimal(100))
     key, _ = make_key(org, name="test")
     return World(gateway, fake, org, key)
+
+
+def service_account(token_uri: str, project: str = "momor-test") -> str:
+    """A service account JSON with a fresh RSA key, as Google issues them."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ).decode()
+    return orjson.dumps(
+        {
+            "type": "service_account",
+            "project_id": project,
+            "private_key_id": secrets.token_hex(20),
+            "private_key": pem,
+            "client_email": f"momor@{project}.iam.gserviceaccount.com",
+            "client_id": "1234567890",
+            "token_uri": token_uri,
+        }
+    ).decode()
+
+
+@pytest.fixture
+def fake_token_endpoint(fake: FakeUpstream, settings: Any) -> str:
+    """The fake's OAuth token endpoint as the one a Vertex service account may name; it is on
+    loopback, which the outbound guard is told to let through."""
+    settings.MOMOR_GOOGLE_TOKEN_URL = f"{fake.url}/token"
+    settings.MOMOR_OUTBOUND_ALLOW = ["127.0.0.1/32"]
+    return str(settings.MOMOR_GOOGLE_TOKEN_URL)

@@ -41,6 +41,7 @@ deprecated = false
 tiers = ["high", "reasoning"]
 auto = true
 context_length = 400000
+max_output_tokens = 128000
 
 [[models]]
 id = "openai/gpt-4o-mini"
@@ -152,9 +153,10 @@ def test_it_stores_models_as_written_with_defaults_for_what_is_left_out(tmp_path
         ["high", "reasoning"],
         True,
     )
-    assert gpt5.context_length == 400000
+    assert (gpt5.context_length, gpt5.max_output_tokens) == (400000, 128000)
     mini = Model.objects.get(id="openai/gpt-4o-mini")
     assert (mini.name, mini.deprecated, mini.auto, mini.context_length) == ("", False, False, None)
+    assert mini.max_output_tokens is None
 
 
 def test_it_stores_exact_prices_and_capabilities_in_their_canonical_order(
@@ -426,6 +428,10 @@ def test_it_refuses_an_unknown_capability(tmp_path: Path) -> None:
             "model 'openai/gpt-5': 'context_length' must be a positive whole number",
         ),
         (
+            MODEL + "max_output_tokens = 1.5\n",
+            "model 'openai/gpt-5': 'max_output_tokens' must be a positive whole number",
+        ),
+        (
             VALID + 'reasoning_efforts = ["low", "low"]\n',
             "offering 'openai/gpt-5' on 'openai': duplicate reasoning effort 'low'",
         ),
@@ -459,6 +465,7 @@ def test_it_refuses_an_unknown_capability(tmp_path: Path) -> None:
         "list",
         "tier",
         "count",
+        "max-output",
         "duplicate-effort",
         "url",
         "name",
@@ -495,3 +502,12 @@ def test_the_shipped_default_catalog_prices_gpt_5_at_openais_list_price() -> Non
     assert gpt5.reasoning_efforts == ["minimal", "low", "medium", "high"]
     places = Offering.objects.filter(model_id="openai/gpt-5").select_related("provider", "region")
     assert sorted(offering.place for offering in places) == ["azure@eu", "azure@us", "openai"]
+
+
+def test_the_shipped_default_catalog_gives_every_model_its_maximum_output() -> None:
+    catalog_load(DEFAULT_CATALOG)
+    assert not Model.objects.filter(max_output_tokens__isnull=True).exists()
+    documented = dict(Model.objects.values_list("id", "max_output_tokens"))
+    assert documented["openai/gpt-5"] == 128_000
+    assert documented["anthropic/claude-sonnet-4-5"] == 64_000
+    assert documented["google/gemini-2.5-pro"] == 65_536

@@ -3,19 +3,15 @@ service account whose token endpoint is the fake's, over real HTTP through Momor
 
 from __future__ import annotations
 
-import secrets
-import time
 from typing import Any
 
 import httpx
 import orjson
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from django.conf import settings
 
 from gateway.state import STATE
-from tests.gateway.conftest import World, model, offer, provider
+from tests.gateway.calls import settle as refresh
+from tests.gateway.conftest import World, model, offer, provider, service_account
 
 PROJECT = "momor-test"
 ASK = [{"role": "user", "content": "What is the capital of France?"}]
@@ -24,35 +20,14 @@ PRO = "gemini-3-pro-preview"
 REGIONAL = "gemini-2.5-pro"
 
 
-def service_account(token_uri: str) -> str:
-    """A service account JSON with a fresh RSA key, as Google issues them."""
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    pem = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    ).decode()
-    return orjson.dumps(
-        {
-            "type": "service_account",
-            "project_id": PROJECT,
-            "private_key_id": secrets.token_hex(20),
-            "private_key": pem,
-            "client_email": f"momor@{PROJECT}.iam.gserviceaccount.com",
-            "client_id": "1234567890",
-            "token_uri": token_uri,
-        }
-    ).decode()
-
-
 @pytest.fixture
-def vertex(world: World) -> World:
+def vertex(world: World, fake_token_endpoint: str) -> World:
     """Gemini 3 Pro on Vertex's global location, Gemini 2.5 Pro in us-central1."""
     row = provider(
         "vertex",
         "vertex",
         f"{world.fake.url}/vertex/v1",
-        key=service_account(f"{world.fake.url}/token"),
+        key=service_account(fake_token_endpoint, PROJECT),
         regions={"us-central1": f"{world.fake.url}/vertex-us/v1"},
     )
     offer(model("google/gemini-3-pro"), row, PRO, "2", "12", tools=True)
@@ -63,15 +38,10 @@ def vertex(world: World) -> World:
 
 
 def settle(*model_ids: str) -> None:
-    """Wait until the running gateway's catalog holds these models."""
-    deadline = time.monotonic() + 5
-    time.sleep(2 * settings.MOMOR_REFRESH_SECONDS)
-    while time.monotonic() < deadline:
-        catalog = STATE.catalog
-        if catalog is None or all(m in catalog.models for m in model_ids):
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"the gateway's catalog never held {model_ids}")
+    """Bring the running gateway's catalog up to the database, and check it holds these."""
+    refresh()
+    catalog = STATE.catalog
+    assert catalog is not None and all(m in catalog.models for m in model_ids), model_ids
 
 
 def tokens(world: World, *, expires_in: int) -> None:
@@ -153,7 +123,7 @@ def test_a_token_inside_the_refresh_margin_is_exchanged_again(vertex: World) -> 
     assert bearers[0] != bearers[1]
 
 
-def test_a_refused_service_account_fails_that_try(world: World) -> None:
+def test_a_refused_service_account_fails_that_try(world: World, fake_token_endpoint: str) -> None:
     row = provider(
         "vertex",
         "vertex",

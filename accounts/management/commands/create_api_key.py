@@ -31,6 +31,8 @@ def _expires_at(value: str | None) -> datetime | None:
         return timezone.now() + parse_duration(value)
     except ValueError as exc:
         raise CommandError(f"--expires-in: {exc}") from None
+    except OverflowError:
+        raise CommandError(f"--expires-in: {value} ends after the year 9999") from None
 
 
 def _credit_limit(value: str | None) -> Decimal | None:

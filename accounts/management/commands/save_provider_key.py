@@ -9,11 +9,16 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.views.decorators.debug import sensitive_variables
 
+from accounts.key_env import is_momor_setting
 from accounts.services import AccountError, organization_by_slug, saved_key_save
 
 
+@sensitive_variables("secret")
 def _secret_from(variable: str) -> str:
+    if is_momor_setting(variable):
+        raise CommandError(f"{variable} is one of Momor's own settings, never a provider's key")
     secret = os.environ.get(variable)
     if secret is None:
         raise CommandError(f"the environment variable {variable} is not set")

@@ -12,8 +12,14 @@ from gateway.providers.anthropic import request, response
 from gateway.providers.anthropic.stream import AnthropicStream
 from gateway.providers.base import Adapter, Failure, Reply, StreamTranslator, UpstreamRequest
 from gateway.routing import Candidate
+from gateway.snapshot import OfferingInfo
 
 API_VERSION = "2023-06-01"
+# Anthropic's vision docs: an image over 1,568 pixels on its long edge or about 1,600 tokens
+# is scaled down first, so one costs at most about 1,600. Its PDF support: up to 100 pages,
+# each page's text (1,500 to 3,000 tokens) and the page as an image.
+IMAGE_TOKENS = 1_600
+FILE_TOKENS = 100 * (3_000 + IMAGE_TOKENS)
 
 
 class AnthropicAdapter(Adapter):
@@ -44,3 +50,14 @@ class AnthropicAdapter(Adapter):
 
     def failure(self, status: int, data: bytes) -> Failure:
         return response.failure(status, data)
+
+    def output_ceiling(self, body: dict[str, Any], offering: OfferingInfo) -> int | None:
+        """Anthropic is always sent a ceiling: the client's, else 4,096 plus any thinking
+        budget."""
+        return max(request.sent_ceiling(body, offering.reasoning_efforts), 0)
+
+    def answers(self, body: dict[str, Any]) -> int:
+        return 1  # n is left off
+
+    def part_tokens(self, kind: str, offering: OfferingInfo) -> int | None:
+        return {"image": IMAGE_TOKENS, "file": FILE_TOKENS}.get(kind)

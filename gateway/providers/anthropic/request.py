@@ -40,7 +40,7 @@ from typing import Any
 
 import orjson
 
-from gateway.providers.base import CannotCarry
+from gateway.providers.base import CannotCarry, listed
 from gateway.providers.reasoning import effort_for
 
 Json = dict[str, Any]
@@ -85,6 +85,12 @@ def request_body(body: Json, upstream_id: str, efforts: tuple[str, ...], stream:
 # Reasoning and the ceiling
 
 
+def sent_ceiling(body: Json, efforts: tuple[str, ...]) -> int:
+    """The `max_tokens` the call is sent with on an offering taking these efforts."""
+    ceiling: int = _reasoning_and_ceiling(body, efforts)["max_tokens"]
+    return ceiling
+
+
 def _reasoning_and_ceiling(body: Json, efforts: tuple[str, ...]) -> Json:
     ceiling = _client_ceiling(body)
     asked = body.get("reasoning_effort")
@@ -126,7 +132,8 @@ def _sampling(body: Json) -> Json:
         out["stop_sequences"] = [stop]
     elif isinstance(stop, list) and stop:
         out["stop_sequences"] = stop
-    tier = SERVICE_TIERS.get(body.get("service_tier") or "")
+    asked = body.get("service_tier")
+    tier = SERVICE_TIERS.get(asked) if isinstance(asked, str) else None
     if tier:
         out["service_tier"] = tier
     if isinstance(body.get("user"), str) and body["user"]:
@@ -141,7 +148,9 @@ def _structured_output(body: Json, out: Json) -> None:
     if not isinstance(response_format, dict) or response_format.get("type") != "json_schema":
         return
     spec = response_format.get("json_schema")
-    schema = spec.get("schema") if isinstance(spec, dict) else None
+    if not isinstance(spec, dict):
+        raise CannotCarry("'response_format.json_schema' must be an object")
+    schema = spec.get("schema")
     if isinstance(schema, dict):
         config = out.setdefault("output_config", {})
         config["format"] = {"type": "json_schema", "schema": schema}
@@ -152,7 +161,7 @@ def _structured_output(body: Json, out: Json) -> None:
 
 def _tools(body: Json) -> Json:
     out: Json = {}
-    tools = [tool_definition(t) for t in body.get("tools") or () if _is_function(t)]
+    tools = [tool_definition(t) for t in listed(body.get("tools"), "tools") if _is_function(t)]
     if tools:
         out["tools"] = tools
     choice = tool_choice(body.get("tool_choice"), body.get("parallel_tool_calls"))
@@ -321,7 +330,8 @@ def assistant_blocks(message: Json) -> list[Json]:
             for p in content
         ]
     blocks.extend(_text_blocks(content))
-    blocks.extend(tool_use(call) for call in message.get("tool_calls") or () if _is_call(call))
+    calls = listed(message.get("tool_calls"), "tool_calls")
+    blocks.extend(tool_use(call) for call in calls if _is_call(call))
     return blocks
 
 

@@ -11,11 +11,26 @@ from typing import Any, ClassVar
 import orjson
 
 from gateway.options import CallOptions
-from gateway.providers.base import Adapter, Failure, Reply, StreamTranslator, UpstreamRequest
-from gateway.providers.gemini.request import request_body
+from gateway.providers.base import (
+    Adapter,
+    Failure,
+    Reply,
+    StreamTranslator,
+    UpstreamRequest,
+    positive_int,
+)
+from gateway.providers.gemini.request import request_body, sent_ceiling
 from gateway.providers.gemini.response import failure_of, reply_of
 from gateway.providers.gemini.stream import GeminiStream
 from gateway.routing import Candidate
+from gateway.snapshot import OfferingInfo
+
+# Gemini's token counting and media resolution docs: an image costs 258 tokens per 768-pixel
+# tile on Gemini 2 (bounded here by an image of 6,144 x 6,144 pixels: 64 tiles), 1,120 on
+# Gemini 3 at its default (high) resolution; a PDF page 258 tokens on Gemini 2 and 560 on
+# Gemini 3, up to 1,000 pages. Thinking counts within maxOutputTokens.
+IMAGE_TOKENS = 64 * 258
+FILE_TOKENS = 1_000 * 560
 
 
 def method(stream: bool) -> str:
@@ -44,6 +59,12 @@ class GeminiAdapter(Adapter):
 
     def failure(self, status: int, data: bytes) -> Failure:
         return failure_of(status, data)
+
+    def output_ceiling(self, body: dict[str, Any], offering: OfferingInfo) -> int | None:
+        return positive_int(sent_ceiling(body))
+
+    def part_tokens(self, kind: str, offering: OfferingInfo) -> int | None:
+        return {"image": IMAGE_TOKENS, "file": FILE_TOKENS}.get(kind)
 
 
 __all__ = ["GeminiAdapter", "method"]

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from gateway.providers.base import CannotCarry
+from gateway.providers.base import CannotCarry, listed
 from gateway.providers.reasoning import effort_for
 from gateway.snapshot import OfferingInfo
 
@@ -104,7 +104,7 @@ def _call_names(messages: list[Any]) -> dict[str, str]:
     names: dict[str, str] = {}
     for message in messages:
         if isinstance(message, dict) and message.get("role") == "assistant":
-            for call in message.get("tool_calls") or ():
+            for call in listed(message.get("tool_calls"), "tool_calls"):
                 if isinstance(call, dict) and isinstance(call.get("function"), dict):
                     names[str(call.get("id"))] = str(call["function"].get("name") or "")
     return names
@@ -195,7 +195,7 @@ def assistant_parts(message: Json) -> list[Json]:
     answered them in)."""
     parts = thought_parts(message.get("reasoning_details"))
     parts.extend(_text_parts(message.get("content")))
-    calls = [function_call(c) for c in message.get("tool_calls") or ()]
+    calls = [function_call(c) for c in listed(message.get("tool_calls"), "tool_calls")]
     if calls and not any("thoughtSignature" in c for c in calls):
         calls[0]["thoughtSignature"] = SKIP_SIGNATURE
     parts.extend(calls)
@@ -222,7 +222,8 @@ def function_call(call: object) -> Json:
         raise CannotCarry("a tool call that is not a function call")
     function = call["function"]
     part: Json = {"functionCall": {"name": function.get("name"), "args": _args(function)}}
-    google = (call.get("extra_content") or {}).get("google") or {}
+    extra = call.get("extra_content")
+    google = extra.get("google") if isinstance(extra, dict) else None
     signature = google.get("thought_signature") if isinstance(google, dict) else None
     if isinstance(signature, str) and signature:
         part["thoughtSignature"] = signature
@@ -258,8 +259,8 @@ def function_response(message: Json, names: dict[str, str]) -> Json:
 
 def tool_fields(body: Json) -> Json:
     out: Json = {}
-    tools = body.get("tools")
-    if isinstance(tools, list) and tools:
+    tools = listed(body.get("tools"), "tools")
+    if tools:
         out["tools"] = [{"functionDeclarations": [declaration(t) for t in tools]}]
     choice = body.get("tool_choice")
     if choice is not None and tools:
@@ -272,7 +273,9 @@ def declaration(tool: object) -> Json:
     whole (`parameters` takes only its OpenAPI subset)."""
     if not isinstance(tool, dict) or tool.get("type") != "function":
         raise CannotCarry("a tool that is not a function")
-    function = tool.get("function") or {}
+    function = tool.get("function")
+    if not isinstance(function, dict):
+        raise CannotCarry("a function tool without its function object")
     out: Json = {"name": function.get("name")}
     if function.get("description"):
         out["description"] = function["description"]
@@ -300,12 +303,12 @@ def generation_config(body: Json, offering: OfferingInfo) -> Json:
     for name, gemini in SAMPLING:
         if body.get(name) is not None:
             config[gemini] = body[name]
-    ceiling = body.get("max_completion_tokens", body.get("max_tokens"))
+    ceiling = sent_ceiling(body)
     if ceiling is not None:
         config["maxOutputTokens"] = ceiling
     stop = body.get("stop")
     if stop:
-        config["stopSequences"] = [stop] if isinstance(stop, str) else list(stop)
+        config["stopSequences"] = [stop] if isinstance(stop, str) else listed(stop, "stop")
     config.update(response_format(body.get("response_format")))
     thinking = thinking_config(body.get("reasoning_effort"), offering)
     if thinking:
@@ -313,13 +316,23 @@ def generation_config(body: Json, offering: OfferingInfo) -> Json:
     return config
 
 
+def sent_ceiling(body: Json) -> object:
+    """The output ceiling as sent (`maxOutputTokens`): max_completion_tokens when the call
+    holds it, else max_tokens."""
+    return body.get("max_completion_tokens", body.get("max_tokens"))
+
+
 def response_format(value: object) -> Json:
     if not isinstance(value, dict) or value.get("type") not in ("json_object", "json_schema"):
         return {}
     out: Json = {"responseMimeType": "application/json"}
-    schema = (value.get("json_schema") or {}).get("schema")
-    if value["type"] == "json_schema" and isinstance(schema, dict):
-        out["responseJsonSchema"] = schema
+    if value["type"] != "json_schema":
+        return out
+    spec = value.get("json_schema")
+    if not isinstance(spec, dict):
+        raise CannotCarry("'response_format.json_schema' must be an object")
+    if isinstance(spec.get("schema"), dict):
+        out["responseJsonSchema"] = spec["schema"]
     return out
 
 

@@ -206,12 +206,19 @@ def failure_of(status: int, data: bytes) -> Failure:
 
 def google_failure(error: Json, status: int | None = None) -> Failure:
     """Google's `{"error": {"code", "message", "status"}}` as OpenAI's error object."""
-    code = status or (error["code"] if isinstance(error.get("code"), int) else None)
+    code = status or _status(error.get("code"))
     name = str(error.get("status") or "")
     message = str(error.get("message") or f"HTTP {code}")
     kind = ERROR_TYPES.get(name) or _type_by_status(code)
     shaped = {"message": message, "type": kind, "param": None, "code": name or None}
     return Failure(code, message, shaped)
+
+
+def _status(code: object) -> int | None:
+    """The HTTP status an error body names, where it names one."""
+    if isinstance(code, int) and not isinstance(code, bool) and 100 <= code <= 599:
+        return code
+    return None
 
 
 def _type_by_status(status: int | None) -> str:

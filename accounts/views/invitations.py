@@ -1,0 +1,79 @@
+"""Following an invitation's link: a new person sets their password and is signed in; someone
+with an account signs in as it, then accepts. Anyone else is turned away."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model, login
+from django.contrib.auth.forms import SetPasswordForm
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.debug import sensitive_post_parameters
+
+from accounts.invitations import (
+    InvitationInvalid,
+    account_exists,
+    invitation_accept,
+    invitation_accept_new,
+    invitation_by_token,
+)
+from accounts.models import Invitation
+from accounts.permissions import SESSION_ORG
+from accounts.services import AccountError
+
+PAGE = "registration/invitation.html"
+
+
+@never_cache
+@sensitive_post_parameters("new_password1", "new_password2")
+def invitation(request: HttpRequest, token: str) -> HttpResponse:
+    try:
+        found = invitation_by_token(token)
+    except InvitationInvalid as exc:
+        return render(request, PAGE, {"refused": str(exc)}, status=410)
+    if account_exists(found.email):
+        return _for_an_account(request, found)
+    if request.user.is_authenticated:
+        refused = "This invitation is for someone new: sign out to accept it."
+        return render(request, PAGE, {"refused": refused}, status=403)
+    return _for_someone_new(request, found)
+
+
+def _for_an_account(request: HttpRequest, found: Invitation) -> HttpResponse:
+    if not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
+    if request.user.email.strip().lower() != found.email:
+        refused = "This invitation was sent to another address: sign in as that account."
+        return render(request, PAGE, {"refused": refused}, status=403)
+    if request.method != "POST":
+        return render(request, PAGE, {"invitation": found})
+    try:
+        joined = invitation_accept(invitation=found, user=request.user)
+    except AccountError as exc:
+        return render(request, PAGE, {"invitation": found, "refused": str(exc)}, status=403)
+    return _welcome(request, joined.organization_id, found)
+
+
+def _for_someone_new(request: HttpRequest, found: Invitation) -> HttpResponse:
+    newcomer = get_user_model()(username=found.email, email=found.email)
+    form = SetPasswordForm(newcomer, request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            user = invitation_accept_new(
+                invitation=found, password=form.cleaned_data["new_password1"]
+            )
+        except AccountError as exc:
+            form.add_error(None, str(exc))
+        else:
+            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            return _welcome(request, found.organization_id, found)
+    status = 400 if form.errors else 200
+    return render(request, PAGE, {"invitation": found, "form": form}, status=status)
+
+
+def _welcome(request: HttpRequest, organization_id: int, found: Invitation) -> HttpResponse:
+    request.session[SESSION_ORG] = organization_id
+    messages.success(request, f"Welcome to {found.organization.name}.")
+    return redirect("overview")

@@ -1,0 +1,89 @@
+"""Logging without secrets: a filter on every handler masks keys in each record (Momor's
+`sk-momor-...` keys, every provider key this process knows, Bearer tokens, URL passwords; see
+`accounts.redaction`), and Django's error reports (the admins' mail, the debug page) mask them
+in frame variables and request data too.
+
+`configure` is LOGGING_CONFIG: it applies LOGGING, then puts the filter on handlers configured
+outside it (the ASGI server's own); Celery's are given it in `momor.celery`."""
+
+from __future__ import annotations
+
+import logging
+import logging.config
+from collections.abc import ItemsView
+from typing import Any
+
+from django.http import HttpRequest
+from django.views.debug import SafeExceptionReporterFilter
+
+from accounts.redaction import scrub
+
+_PLAIN = (int, float, bool, type(None))
+
+
+class ScrubSecrets(logging.Filter):
+    """Masks secrets in a record's message, arguments, exception text and stack."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = _scrubbed(record.msg)
+        record.args = _scrubbed_args(record.args)
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = scrub(record.exc_text)
+        if record.stack_info:
+            record.stack_info = scrub(record.stack_info)
+        return True
+
+
+def _scrubbed_args(args: Any) -> Any:
+    if isinstance(args, tuple):
+        return tuple(_scrubbed(arg) for arg in args)
+    if isinstance(args, dict):
+        return {key: _scrubbed(value) for key, value in args.items()}
+    return args
+
+
+def _scrubbed(value: object) -> object:
+    """The value itself unless its text holds a secret (formatters may need its type)."""
+    if isinstance(value, _PLAIN):
+        return value
+    text = str(value)
+    clean = scrub(text)
+    return value if clean == text else clean
+
+
+def install() -> None:
+    """Put the filter on every handler of every logger configured so far."""
+    loggers = [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]
+    for logger in loggers:
+        for handler in getattr(logger, "handlers", ()):
+            if not any(isinstance(f, ScrubSecrets) for f in handler.filters):
+                handler.addFilter(ScrubSecrets())
+
+
+def configure(config: dict[str, Any]) -> None:
+    logging.config.dictConfig(config)
+    install()
+
+
+class ScrubbingReporterFilter(SafeExceptionReporterFilter):
+    """Django's error reports, with every value that holds a secret masked as a whole."""
+
+    def get_traceback_frame_variables(
+        self, request: HttpRequest | None, tb_frame: Any
+    ) -> ItemsView[str, Any]:
+        found = super().get_traceback_frame_variables(request, tb_frame)
+        return {name: self._masked(value) for name, value in found}.items()
+
+    def get_post_parameters(self, request: HttpRequest | None) -> Any:
+        params = super().get_post_parameters(request)
+        if hasattr(params, "items"):
+            params = params.copy()
+            for key, value in list(params.items()):
+                params[key] = self._masked(value)
+        return params
+
+    def _masked(self, value: Any) -> Any:
+        text = repr(value)
+        return value if scrub(text) == text else self.cleansed_substitute
