@@ -44,7 +44,11 @@ async def record_call(record: CallRecord) -> None:
     """Hand a finished call to billing; returns once its record and charge are durable. The
     hand-off goes on if the caller is cancelled meanwhile (a shutdown waits for it)."""
     start()
-    durable = _hand_off(record)
+    try:
+        durable = _hand_off(record)
+    except Exception:  # a fault here must not cost the call its answer, nor its record
+        log.exception("the hand-off of call %s failed: journaling it", record.request_id)
+        durable = _journaled(record_payload(record))
     _outstanding.add(durable)
     durable.add_done_callback(_outstanding.discard)
     await asyncio.shield(durable)

@@ -61,7 +61,12 @@ class Replayer:
         with self._replaying:
             if self._held:
                 held, self._held = self._held, []
-                self._held.extend(apply(held))
+                try:
+                    rest = apply(held)
+                except Exception:
+                    self._held[:0] = held
+                    raise
+                self._held[:0] = rest
                 if self._held:
                     return False
             current = journal()

@@ -21,7 +21,7 @@ from tests.stores import PostgresServer, RedisServer
 DATABASE = "momor_chaos"
 MODEL = "chaos/echo"
 UPSTREAM_ID = "chaos-echo"
-KEY_ENV = "MOMOR_CHAOS_FAKE_KEY"
+KEY_ENV = "MOMOR_PROVIDER_KEY_CHAOSFAKE"
 CATALOG = f"""
 [[providers]]
 name = "chaosfake"
