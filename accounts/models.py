@@ -12,6 +12,7 @@ from django.db.models.functions import Coalesce, Now
 from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
+from accounts.salt import EncryptionSalt as EncryptionSalt  # defined apart: secrets reads it
 from accounts.secrets import decrypt_secret, encrypt_secret, hash_api_key, readable
 
 if TYPE_CHECKING:
@@ -271,15 +272,3 @@ class Invitation(models.Model):
     def is_pending(self) -> bool:
         live = self.accepted_at is None and self.revoked_at is None
         return live and self.expires_at > timezone.now()
-
-
-class EncryptionSalt(models.Model):
-    """The deployment's salt for stretching a passphrase MOMOR_ENCRYPTION_KEY: one row, made
-    on first use, read by every process. Each ciphertext also carries the salt it was made
-    with, so a lost row loses nothing (the next encryption makes a new one)."""
-
-    salt = models.CharField(max_length=64)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    def __str__(self) -> str:
-        return "encryption salt"

@@ -18,6 +18,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.views.decorators.debug import sensitive_variables
 
 from accounts.redaction import note_secret
+from accounts.salt import deployment_salt
 
 API_KEY_PREFIX = "sk-momor-"
 VISIBLE_PREFIX_LENGTH = len(API_KEY_PREFIX) + 6
@@ -69,15 +70,6 @@ def _legacy(material: str) -> Fernet:
     return Fernet(base64.urlsafe_b64encode(hashlib.sha256(material.encode()).digest()))
 
 
-def _deployment_salt() -> str:
-    """Read on each encryption (rare: a key saved), never on decryption."""
-    from accounts.models import EncryptionSalt
-
-    fresh = base64.urlsafe_b64encode(secrets.token_bytes(16)).decode()
-    row, _ = EncryptionSalt.objects.get_or_create(pk=1, defaults={"salt": fresh})
-    return row.salt
-
-
 @sensitive_variables("plain")
 def encrypt_secret(plain: str) -> str:
     note_secret(plain)
@@ -85,7 +77,7 @@ def encrypt_secret(plain: str) -> str:
     fernet = _as_fernet_key(material)
     if fernet is not None:
         return fernet.encrypt(plain.encode()).decode()
-    salt = _deployment_salt()
+    salt = deployment_salt()  # read on each encryption (rare: a key saved), never to decrypt
     return f"{PASSPHRASE_PREFIX}{salt}${_derived(material, salt).encrypt(plain.encode()).decode()}"
 
 

@@ -92,7 +92,7 @@ def test_revoking_a_key_over_htmx_returns_its_row(alice, acme) -> None:  # type:
     key.refresh_from_db()
     assert key.revoked_at is not None
     assert 'class="revoked"' in response.content.decode()
-    assert response.templates[0].name == "ui/_key_row.html"
+    assert response.templates[0].name == "accounts/_key_row.html"
 
 
 def test_a_provider_key_is_saved_and_shown_by_its_suffix_only(alice, acme, catalog) -> None:  # type: ignore[no-untyped-def]
