@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import secrets
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +14,6 @@ from django.db.models.functions import Coalesce, Now
 from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
-from accounts.salt import EncryptionSalt as EncryptionSalt  # defined apart: secrets reads it
 from accounts.secrets import decrypt_secret, encrypt_secret, hash_api_key, readable
 
 if TYPE_CHECKING:
@@ -211,7 +212,7 @@ class SavedKey(models.Model):
 
     @sensitive_variables("plain")
     def set_secret(self, plain: str) -> None:
-        self.secret_encrypted = encrypt_secret(plain)
+        self.secret_encrypted = encrypt_secret(plain, salt=deployment_salt)
         self.suffix = plain[-4:] if len(plain) >= 12 else ""
 
     @property
@@ -272,3 +273,23 @@ class Invitation(models.Model):
     def is_pending(self) -> bool:
         live = self.accepted_at is None and self.revoked_at is None
         return live and self.expires_at > timezone.now()
+
+
+class EncryptionSalt(models.Model):
+    """The deployment's salt for stretching a passphrase MOMOR_ENCRYPTION_KEY: one row, made
+    on first use, read by every process. Each ciphertext also carries the salt it was made
+    with, so a lost row loses nothing (the next encryption makes a new one)."""
+
+    salt = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return "encryption salt"
+
+
+def deployment_salt() -> str:
+    """The salt, made by the first process that needs it (16 random bytes, URL-safe base64).
+    Read on each encryption under a passphrase (rare: a key saved), never to decrypt."""
+    fresh = base64.urlsafe_b64encode(secrets.token_bytes(16)).decode()
+    row, _ = EncryptionSalt.objects.get_or_create(pk=1, defaults={"salt": fresh})
+    return row.salt

@@ -10,6 +10,7 @@ import base64
 import functools
 import hashlib
 import secrets
+from collections.abc import Callable
 
 from cryptography.fernet import Fernet, InvalidToken
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
@@ -18,7 +19,6 @@ from django.core.exceptions import ImproperlyConfigured
 from django.views.decorators.debug import sensitive_variables
 
 from accounts.redaction import note_secret
-from accounts.salt import deployment_salt
 
 API_KEY_PREFIX = "sk-momor-"
 VISIBLE_PREFIX_LENGTH = len(API_KEY_PREFIX) + 6
@@ -71,14 +71,17 @@ def _legacy(material: str) -> Fernet:
 
 
 @sensitive_variables("plain")
-def encrypt_secret(plain: str) -> str:
+def encrypt_secret(plain: str, *, salt: Callable[[], str]) -> str:
+    """Encrypt a provider key. `salt()` gives the deployment's salt (accounts.models keeps it
+    in the database); it is asked for only when MOMOR_ENCRYPTION_KEY is a passphrase."""
     note_secret(plain)
     material = _material()
     fernet = _as_fernet_key(material)
     if fernet is not None:
         return fernet.encrypt(plain.encode()).decode()
-    salt = deployment_salt()  # read on each encryption (rare: a key saved), never to decrypt
-    return f"{PASSPHRASE_PREFIX}{salt}${_derived(material, salt).encrypt(plain.encode()).decode()}"
+    made_with = salt()
+    sealed = _derived(material, made_with).encrypt(plain.encode()).decode()
+    return f"{PASSPHRASE_PREFIX}{made_with}${sealed}"
 
 
 class UnreadableSecret(ImproperlyConfigured):

@@ -21,7 +21,16 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from accounts.models import ApiKey, Invitation, KeyKind, Membership, Organization, Role, SavedKey
+from accounts.models import (
+    ApiKey,
+    Invitation,
+    KeyKind,
+    Membership,
+    Organization,
+    Role,
+    SavedKey,
+    deployment_salt,
+)
 from accounts.secrets import encrypt_secret, hash_api_key, new_api_key, visible_prefix
 from billing.models import Attempt, EntryKind, Generation, LedgerEntry
 from gateway.models import Model, Provider, Region
@@ -156,7 +165,7 @@ class Crowd:
             Region(provider=provider, name="eu", base_url="https://eu.p.example/v1")
             for provider in providers
         )
-        secret = encrypt_secret("saved-provider-key-0000")
+        secret = encrypt_secret("saved-provider-key-0000", salt=deployment_salt)
         SavedKey.objects.bulk_create(
             SavedKey(organization=self.org, provider=f"provider{n}@eu", secret_encrypted=secret)
             for n in numbers
