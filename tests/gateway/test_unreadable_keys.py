@@ -99,9 +99,9 @@ def test_it_is_logged_once_without_its_secret(world: World, caplog: Any) -> None
 def test_a_momor_key_that_cannot_be_decrypted_falls_to_its_environment_variable(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("MOMOR_TEST_OPENAI_KEY", "openai-key-from-the-environment")
+    monkeypatch.setenv("MOMOR_PROVIDER_KEY_TEST_OPENAI", "openai-key-from-the-environment")
     openai = Provider.objects.get(name="openai")
-    openai.key_env = "MOMOR_TEST_OPENAI_KEY"
+    openai.key_env = "MOMOR_PROVIDER_KEY_TEST_OPENAI"
     with override_settings(ENCRYPTION_KEY="the-encryption-key-before-rotation"):
         openai.set_key("momor-openai-key-from-before")
     openai.save()
