@@ -14,8 +14,8 @@ from django.http import HttpRequest
 from django.utils.decorators import method_decorator
 from django.views.decorators.debug import sensitive_post_parameters
 
+from accounts.hooks import provider_places
 from accounts.models import ApiKey, Membership, Organization, SavedKey
-from gateway.models import Provider, Region
 
 
 class MembershipInline(admin.TabularInline):
@@ -95,8 +95,8 @@ def _known_place(place: str) -> bool:
     """Whether `place` names a catalog provider root, or one of its regions as name@region."""
     root, _, region = place.partition("@")
     if not region:
-        return Provider.objects.filter(name=root).exists()
-    return Region.objects.filter(provider__name=root, name=region).exists()
+        return provider_places().has_provider(root)
+    return provider_places().has_region(root, region)
 
 
 class SavedKeyForm(forms.ModelForm):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 from rest_framework import generics, serializers, status
 from rest_framework.authentication import SessionAuthentication
@@ -94,8 +95,6 @@ class ApiKeyList(generics.ListCreateAPIView[ApiKey]):
 
 
 def _create(access: Access, data: dict[str, Any]) -> tuple[str, ApiKey]:
-    from django.contrib.auth import get_user_model
-
     user = get_user_model().objects.filter(pk=access.user_id).first()
     plain, key = api_key_create(
         organization=access.organization,

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
 from django import forms
-from django.utils import timezone
 
 from accounts.durations import format_duration, parse_duration
+from accounts.hooks import provider_places
 from accounts.models import Organization, Role
-from billing.models import GenerationStatus
 
 
 class ApiKeyLimitsForm(forms.Form):
@@ -33,20 +32,6 @@ class ApiKeyCreateForm(ApiKeyLimitsForm):
     field_order = ["name", "credit_limit", "rate_limit"]
 
 
-def provider_places() -> list[tuple[str, str]]:
-    """Every provider root and name@region of the catalog."""
-    from gateway.models import Provider  # the catalog, read only
-
-    places: list[tuple[str, str]] = []
-    for provider in Provider.objects.prefetch_related("regions").order_by("name"):
-        places.append((provider.name, provider.name))
-        places += [
-            (f"{provider.name}@{r.name}", f"{provider.name}@{r.name}")
-            for r in provider.regions.all()
-        ]
-    return places
-
-
 class SavedKeyForm(forms.Form):
     provider = forms.ChoiceField(help_text="A provider, or one of its regions (name@region).")
     secret = forms.CharField(
@@ -65,7 +50,8 @@ class SavedKeyForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["provider"].choices = provider_places()  # type: ignore[attr-defined]
+        places = provider_places().all()
+        self.fields["provider"].choices = [(place, place) for place in places]  # type: ignore[attr-defined]
 
 
 class PolicyForm(forms.Form):
@@ -118,40 +104,3 @@ class OrganizationForm(forms.ModelForm):  # type: ignore[type-arg]
 
 class SwitchForm(forms.Form):
     organization = forms.IntegerField()
-
-
-class DateInput(forms.DateInput):
-    input_type = "date"
-
-
-class GenerationFilterForm(forms.Form):
-    model = forms.ChoiceField(required=False)
-    provider = forms.ChoiceField(required=False)
-    status = forms.ChoiceField(
-        required=False, choices=[("", "Any status"), *GenerationStatus.choices]
-    )
-    since = forms.DateField(required=False, widget=DateInput, label="From")
-    until = forms.DateField(required=False, widget=DateInput, label="To")
-
-    def __init__(self, *args: Any, models: list[str], providers: list[str], **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["model"].choices = [("", "Any model"), *((m, m) for m in models)]  # type: ignore[attr-defined]
-        self.fields["provider"].choices = [("", "Any provider"), *((p, p) for p in providers)]  # type: ignore[attr-defined]
-
-
-PERIODS = [(7, "Last 7 days"), (30, "Last 30 days"), (90, "Last 90 days")]
-
-
-class UsageForm(forms.Form):
-    days = forms.TypedChoiceField(choices=PERIODS, coerce=int, required=False, label="Period")
-    split = forms.ChoiceField(
-        choices=[("model", "By model"), ("provider", "By provider")], required=False
-    )
-
-    def period(self) -> tuple[date, date]:
-        days = (self.cleaned_data.get("days") if self.is_valid() else None) or 30
-        until = timezone.localdate()
-        return until - timedelta(days=days - 1), until
-
-    def split_by(self) -> str:
-        return (self.cleaned_data.get("split") if self.is_valid() else None) or "model"

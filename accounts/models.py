@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import secrets
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -210,7 +212,7 @@ class SavedKey(models.Model):
 
     @sensitive_variables("plain")
     def set_secret(self, plain: str) -> None:
-        self.secret_encrypted = encrypt_secret(plain)
+        self.secret_encrypted = encrypt_secret(plain, salt=deployment_salt)
         self.suffix = plain[-4:] if len(plain) >= 12 else ""
 
     @property
@@ -283,3 +285,11 @@ class EncryptionSalt(models.Model):
 
     def __str__(self) -> str:
         return "encryption salt"
+
+
+def deployment_salt() -> str:
+    """The salt, made by the first process that needs it (16 random bytes, URL-safe base64).
+    Read on each encryption under a passphrase (rare: a key saved), never to decrypt."""
+    fresh = base64.urlsafe_b64encode(secrets.token_bytes(16)).decode()
+    row, _ = EncryptionSalt.objects.get_or_create(pk=1, defaults={"salt": fresh})
+    return row.salt

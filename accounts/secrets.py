@@ -10,6 +10,7 @@ import base64
 import functools
 import hashlib
 import secrets
+from collections.abc import Callable
 
 from cryptography.fernet import Fernet, InvalidToken
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
@@ -69,24 +70,18 @@ def _legacy(material: str) -> Fernet:
     return Fernet(base64.urlsafe_b64encode(hashlib.sha256(material.encode()).digest()))
 
 
-def _deployment_salt() -> str:
-    """Read on each encryption (rare: a key saved), never on decryption."""
-    from accounts.models import EncryptionSalt
-
-    fresh = base64.urlsafe_b64encode(secrets.token_bytes(16)).decode()
-    row, _ = EncryptionSalt.objects.get_or_create(pk=1, defaults={"salt": fresh})
-    return row.salt
-
-
 @sensitive_variables("plain")
-def encrypt_secret(plain: str) -> str:
+def encrypt_secret(plain: str, *, salt: Callable[[], str]) -> str:
+    """Encrypt a provider key. `salt()` gives the deployment's salt (accounts.models keeps it
+    in the database); it is asked for only when MOMOR_ENCRYPTION_KEY is a passphrase."""
     note_secret(plain)
     material = _material()
     fernet = _as_fernet_key(material)
     if fernet is not None:
         return fernet.encrypt(plain.encode()).decode()
-    salt = _deployment_salt()
-    return f"{PASSPHRASE_PREFIX}{salt}${_derived(material, salt).encrypt(plain.encode()).decode()}"
+    made_with = salt()
+    sealed = _derived(material, made_with).encrypt(plain.encode()).decode()
+    return f"{PASSPHRASE_PREFIX}{made_with}${sealed}"
 
 
 class UnreadableSecret(ImproperlyConfigured):

@@ -16,6 +16,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
+from accounts.hooks import provider_places
 from accounts.models import (
     ADMIN_ROLES,
     ApiKey,
@@ -33,8 +34,6 @@ from accounts.secrets import (
     new_api_key,
     visible_prefix,
 )
-from billing.ledger import ledger_post
-from billing.models import EntryKind
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -94,30 +93,19 @@ def organization_by_slug(slug: str) -> Organization:
         raise AccountError(f"unknown organization '{slug}'") from None
 
 
-def organization_create(
-    *, slug: str, name: str = "", credits: Decimal | None = None, zdr_hold: bool = False
-) -> Organization:
-    """Create an organization; its first credits are posted to the ledger as a top-up."""
+def organization_check_slug(slug: str) -> None:
     if not _SLUG.match(slug):
         raise AccountError(f"'{slug}' is not a slug: use lowercase letters, digits, - and _")
-    if credits is not None and credits < 0:
-        raise AccountError("credits must not be negative")
+
+
+def organization_create(*, slug: str, name: str = "", zdr_hold: bool = False) -> Organization:
+    """Create an organization, with no credits (`billing.organizations` creates a funded one)."""
+    organization_check_slug(slug)
     try:
         with transaction.atomic():
-            organization = Organization.objects.create(
-                slug=slug, name=name or slug, zdr_hold=zdr_hold
-            )
-            if credits:
-                ledger_post(
-                    organization_id=organization.pk,
-                    kind=EntryKind.TOPUP,
-                    amount=credits,
-                    note="initial credits",
-                )
+            return Organization.objects.create(slug=slug, name=name or slug, zdr_hold=zdr_hold)
     except IntegrityError:
         raise AccountError(f"organization '{slug}' already exists") from None
-    organization.refresh_from_db()
-    return organization
 
 
 def organization_set_policy(
@@ -278,15 +266,13 @@ def api_key_revoke_by_text(text: str) -> ApiKey:
 
 def _check_provider_place(place: str) -> None:
     """`place` is a provider root or root@region of the catalog."""
-    # Imported here so that accounts loads without the gateway app's modules.
-    from gateway.models import Provider, Region
-
     root, at, region = place.partition("@")
     if not _PLACE_NAME.match(root) or (at and not _PLACE_NAME.match(region)):
         raise AccountError(f"'{place}' is not a provider name or name@region")
-    if not Provider.objects.filter(name=root).exists():
+    places = provider_places()
+    if not places.has_provider(root):
         raise AccountError(f"unknown provider '{root}'")
-    if region and not Region.objects.filter(provider__name=root, name=region).exists():
+    if region and not places.has_region(root, region):
         raise AccountError(f"unknown region '{place}'")
 
 

@@ -1,32 +1,19 @@
-"""The members' web UI at `/`, Django's sign-in pages under `accounts/`, and `/static/`."""
+"""Accounts' pages of the members' UI (API keys, provider keys, policy, members and
+invitations, the organization and its switcher) and Django's sign-in pages under `accounts/`."""
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib.auth.views import LoginView
-from django.urls import include, path, re_path
+from django.urls import include, path
 
 from accounts.signin import throttled
-from accounts.views import (
-    generations,
-    home,
-    invitations,
-    keys,
-    members,
-    owner,
-    playground,
-    policy,
-    provider_keys,
-    static,
-    usage,
-)
+from accounts.views import invitations, keys, members, organization, policy, provider_keys
 
 urlpatterns = [
     path("accounts/login/", throttled(LoginView.as_view()), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
-    path("", home.overview, name="overview"),
-    path("welcome/", home.no_organization, name="no-organization"),
-    path("organizations/switch/", home.switch_organization, name="switch-organization"),
+    path("welcome/", organization.no_organization, name="no-organization"),
+    path("organizations/switch/", organization.switch_organization, name="switch-organization"),
     path("keys/", keys.key_list, name="keys"),
     path("keys/<int:pk>/limits/", keys.key_limits, name="key-limits"),
     path("keys/<int:pk>/revoke/", keys.key_revoke, name="key-revoke"),
@@ -46,16 +33,5 @@ urlpatterns = [
         name="invitation-revoke",
     ),
     path("invitations/<str:token>/", invitations.invitation, name="invitation"),
-    path("billing/", owner.billing, name="billing"),
-    path("organization/", owner.organization, name="organization"),
-    path("usage/", usage.usage, name="usage"),
-    path("generations/", generations.generation_list, name="generations"),
-    path("generations/export.csv", generations.generation_export, name="generations-export"),
-    path("generations/<str:request_id>/", generations.generation_detail, name="generation"),
-    path("playground/", playground.playground, name="playground"),
+    path("organization/", organization.organization, name="organization"),
 ]
-
-if settings.MOMOR_SERVE_STATIC:
-    # A route on /static/ alone, so the middleware chain of the completions endpoint stays
-    # async (WhiteNoise's middleware is sync-only).
-    urlpatterns.append(re_path(r"^static/(?P<path>.+)$", static.static_file, name="static"))

@@ -5,10 +5,12 @@ cursor."""
 from __future__ import annotations
 
 import time
+from datetime import date, datetime
 from typing import Any
 
 from django.db.models import QuerySet
-from django.utils.dateparse import parse_datetime
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
 from rest_framework import generics, serializers
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.exceptions import ValidationError
@@ -89,20 +91,30 @@ class Generations(generics.ListAPIView[Generation]):
 
     def get_queryset(self) -> QuerySet[Generation]:
         org = self.request.access.organization  # type: ignore[attr-defined]
-        found = Generation.objects.filter(organization=org).prefetch_related("attempts")
-        return _filtered(found, self.request.query_params)
+        found = Generation.objects.for_org(org.pk).prefetch_related("attempts")
+        return found.filtered(**_criteria(self.request.query_params))
 
 
-def _filtered(found: QuerySet[Generation], params: Any) -> QuerySet[Generation]:
-    for name in ("model", "provider", "status"):
+def _criteria(params: Any) -> dict[str, Any]:
+    """The filters of a query: model, provider and status as given; `since` and `until` as an
+    ISO 8601 date or date and time (a time without an offset is in Momor's time zone)."""
+    criteria = {name: params[name] for name in ("model", "provider", "status") if params.get(name)}
+    for name in ("since", "until"):
         if params.get(name):
-            found = found.filter(**{name: params[name]})
-    for name, lookup in (("since", "created_at__gte"), ("until", "created_at__lt")):
-        if params.get(name):
-            moment = parse_datetime(params[name])
-            if moment is None:
-                raise ValidationError(
-                    {name: "An ISO 8601 date and time, such as 2026-01-31T00:00Z."}
-                )
-            found = found.filter(**{lookup: moment})
-    return found
+            criteria[name] = _moment(name, params[name])
+    return criteria
+
+
+def _moment(name: str, text: str) -> date | datetime:
+    try:
+        # A date first: parse_datetime would read 2026-01-31 as its midnight.
+        moment = parse_date(text) or parse_datetime(text)
+    except ValueError:  # well formed, but no such day or time (2026-02-30)
+        moment = None
+    if moment is None:
+        raise ValidationError(
+            {name: "An ISO 8601 date, or date and time, such as 2026-01-31 or 2026-01-31T00:00Z."}
+        )
+    if isinstance(moment, datetime) and timezone.is_naive(moment):
+        return timezone.make_aware(moment)
+    return moment

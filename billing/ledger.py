@@ -10,6 +10,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Sum
 
 from accounts.models import Organization
+from billing.admission import store
+from billing.cost import to_units
 from billing.models import EntryKind, LedgerEntry
 
 log = logging.getLogger(__name__)
@@ -54,9 +56,6 @@ def ledger_post(
 
 def _announce(organization_id: int, balance: Decimal, entry_id: int) -> None:
     """Admission learns the new balance at once (else within its next refresh)."""
-    from billing.admission import store
-    from billing.cost import to_units
-
     try:
         store().sync_balance(organization_id, to_units(balance), entry_id)
     except Exception:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Count, F, Sum, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
 
 from accounts.models import ApiKey, Organization
 
@@ -17,6 +22,61 @@ class GenerationStatus(models.TextChoices):
     FAILED = "failed", "Failed"
     REFUSED = "refused", "Refused"
     CANCELLED = "cancelled", "Cancelled by the client"
+
+
+@dataclass(frozen=True)
+class GenerationTotals:
+    calls: int
+    cost: Decimal
+    tokens: int
+
+
+def _start_of(day: date) -> datetime:
+    """Midnight at the start of `day`, in Momor's time zone (TIME_ZONE)."""
+    return datetime.combine(day, time.min, tzinfo=timezone.get_current_timezone())
+
+
+class GenerationQuerySet(models.QuerySet["Generation"]):
+    """Reads of generations, for the UI's pages and the management API alike."""
+
+    def for_org(self, organization_id: int) -> GenerationQuerySet:
+        return self.filter(organization_id=organization_id)
+
+    def filtered(
+        self,
+        *,
+        model: str = "",
+        provider: str = "",
+        status: str = "",
+        since: date | None = None,
+        until: date | None = None,
+    ) -> GenerationQuerySet:
+        """The generations that match every filter given (an empty one matches all).
+
+        `since` and `until` both include what they name: a date and time is that moment, a
+        date the whole of that day in Momor's time zone. So `until=2026-01-31` keeps the calls
+        of January 31st, and `until=2026-01-31T12:00Z` those made up to noon, noon included."""
+        exact = {"model": model, "provider": provider, "status": status}
+        rows = self.filter(**{name: value for name, value in exact.items() if value})
+        if since is not None:
+            start = since if isinstance(since, datetime) else _start_of(since)
+            rows = rows.filter(created_at__gte=start)
+        if isinstance(until, datetime):
+            rows = rows.filter(created_at__lte=until)
+        elif until is not None:
+            rows = rows.filter(created_at__lt=_start_of(until + timedelta(days=1)))
+        return rows
+
+    def totals(self) -> GenerationTotals:
+        """Calls, cost (USD) and tokens (prompt and completion) of these generations."""
+        money = models.DecimalField(max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES)
+        zero = Value(Decimal(0), output_field=money)
+        found = self.aggregate(
+            calls=Count("pk"),
+            cost=Coalesce(Sum("cost"), zero),
+            tokens=Coalesce(Sum(F("prompt_tokens") + F("completion_tokens")), 0),
+        )
+        return GenerationTotals(**found)
 
 
 class Generation(models.Model):
@@ -55,6 +115,8 @@ class Generation(models.Model):
     first_token_ms = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(db_index=True)
     recorded_at = models.DateTimeField(auto_now_add=True)
+
+    objects = GenerationQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]

@@ -1,5 +1,6 @@
-"""Reads of an organization's records for the members' UI: filtered generations, spend per
-key, daily usage split by model or provider (the charts), and CSV rows of generations."""
+"""Reads of an organization's records for the members' UI: the values its generations name,
+spend per key, daily usage split by model or provider (the charts), and CSV rows of
+generations. Filtering generations is `Generation.objects.for_org(...).filtered(...)`."""
 
 from __future__ import annotations
 
@@ -21,33 +22,9 @@ Split = Literal["model", "provider"]
 METRICS = ("cost", "tokens", "calls")
 
 
-@dataclass(frozen=True)
-class GenerationFilter:
-    model: str = ""
-    provider: str = ""
-    status: str = ""
-    since: date | None = None
-    until: date | None = None  # inclusive
-
-
-def generations_of(organization_id: int, only: GenerationFilter) -> QuerySet[Generation]:
-    rows = Generation.objects.filter(organization_id=organization_id)
-    if only.model:
-        rows = rows.filter(model=only.model)
-    if only.provider:
-        rows = rows.filter(provider=only.provider)
-    if only.status:
-        rows = rows.filter(status=only.status)
-    if only.since:
-        rows = rows.filter(created_at__date__gte=only.since)
-    if only.until:
-        rows = rows.filter(created_at__date__lte=only.until)
-    return rows.order_by("-created_at", "-pk")
-
-
 def seen_values(organization_id: int, field_name: str) -> list[str]:
     """The models (or providers) the organization's generations name, for filter menus."""
-    rows = Generation.objects.filter(organization_id=organization_id).exclude(**{field_name: ""})
+    rows = Generation.objects.for_org(organization_id).exclude(**{field_name: ""})
     return list(rows.order_by(field_name).values_list(field_name, flat=True).distinct())
 
 
@@ -90,7 +67,8 @@ class DailyUsage:
 def daily_usage(organization_id: int, since: date, until: date, split: Split) -> DailyUsage:
     """Usage per day from `since` to `until` (inclusive), one series per model or provider."""
     rows = (
-        generations_of(organization_id, GenerationFilter(since=since, until=until))
+        Generation.objects.for_org(organization_id)
+        .filtered(since=since, until=until)
         .annotate(day=TruncDate("created_at"), name=F(split))
         .values("day", "name")
         .annotate(

@@ -6,12 +6,19 @@ from django.apps import AppConfig
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 
+from accounts.hooks import register_provider_places
+
 
 class GatewayConfig(AppConfig):
     name = "gateway"
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        # Imported once the models are loaded, as Django requires of modules that define or
+        # query them.
+        from gateway.places import CatalogPlaces
+
+        register_provider_places(CatalogPlaces())
         configure_outbound()
         setting_changed.connect(_outbound_setting_changed)
 

@@ -7,6 +7,7 @@ from decimal import Decimal
 from django.db import models
 from django.views.decorators.debug import sensitive_variables
 
+from accounts.models import deployment_salt
 from accounts.secrets import decrypt_secret, encrypt_secret
 
 
@@ -54,7 +55,7 @@ class Provider(models.Model):
 
     @sensitive_variables("plain")
     def set_key(self, plain: str) -> None:
-        self.key_encrypted = encrypt_secret(plain) if plain else ""
+        self.key_encrypted = encrypt_secret(plain, salt=deployment_salt) if plain else ""
 
     def stored_key(self) -> str:
         return decrypt_secret(self.key_encrypted) if self.key_encrypted else ""

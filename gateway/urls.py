@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from gateway import generation_view, views
+from gateway import generation_view, playground, views
 
 urlpatterns = [
     path("v1/chat/completions", views.chat_completions, name="chat-completions"),
@@ -12,4 +12,5 @@ urlpatterns = [
     path("api/v1/models", views.models),
     path("v1/generation", generation_view.generation, name="generation"),
     path("api/v1/generation", generation_view.generation),
+    path("playground/", playground.playground, name="playground"),
 ]

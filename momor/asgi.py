@@ -21,7 +21,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.conf import settings  # noqa: E402
 from django.urls import path  # noqa: E402
 
-from accounts.consumers import GenerationFeed  # noqa: E402
+from billing.consumers import GenerationFeed  # noqa: E402
 from gateway.body_limit import BodyLimit, WebsocketMessageLimit  # noqa: E402
 from gateway.lean import LeanCompletions  # noqa: E402
 from gateway.lifespan import lifespan  # noqa: E402

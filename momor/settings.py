@@ -230,14 +230,14 @@ DEFAULT_EXCEPTION_REPORTER_FILTER = "momor.logs.ScrubbingReporterFilter"
 
 # The members' UI ----------------------------------------------------------------------
 STATICFILES_DIRS = [BASE_DIR / "static"]
-# Momor serves /static/ itself (a few small files; see accounts/urls.py) so that one process
+# Momor serves /static/ itself (a few small files; see momor/static.py) so that one process
 # is a whole deployment; set it off when a reverse proxy serves `collectstatic`'s output.
 MOMOR_SERVE_STATIC = env_bool("MOMOR_SERVE_STATIC", default=True)
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 # Password reset mails go to the console unless an SMTP backend is configured.
 EMAIL_BACKEND = env_str("MOMOR_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("MOMOR_FROM_EMAIL", "momor@localhost")
-TEMPLATES[0]["OPTIONS"]["context_processors"].append("accounts.views.context.ui")  # type: ignore[index,union-attr]
+TEMPLATES[0]["OPTIONS"]["context_processors"].append("momor.context_processors.layout")  # type: ignore[index,union-attr]
 
 # Roles and sign-in (see README, "Security") -------------------------------------------
 # How long an invitation's link works.

@@ -1,9 +1,14 @@
+"""The root URLs: the admin, the management API, then each app's own pages and routes, and
+`/static/` when Momor serves it itself."""
+
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 
 from accounts.signin import throttled
+from momor import static
 
 urlpatterns = [
     path("admin/login/", throttled(admin.site.login)),
@@ -11,4 +16,10 @@ urlpatterns = [
     path("api/manage/", include("momor.api_urls")),
     path("", include("gateway.urls")),
     path("", include("accounts.urls")),
+    path("", include("billing.urls")),
 ]
+
+if settings.MOMOR_SERVE_STATIC:
+    # A route on /static/ alone, so the middleware chain of the completions endpoint stays
+    # async (WhiteNoise's middleware is sync-only).
+    urlpatterns.append(re_path(r"^static/(?P<path>.+)$", static.static_file, name="static"))

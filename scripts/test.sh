@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs Momor's whole test suite on PostgreSQL and Redis, setting up what is missing:
+# Runs Momor's gates and whole test suite on PostgreSQL and Redis, setting up what is missing:
 # the services (installed with apt if absent, started if stopped), a virtualenv with the
-# project and its dev extra, and Debian's Chromium for the browser tests.
+# project and its dev extra, and Debian's Chromium for the browser tests. The import
+# contracts (pyproject.toml, [tool.importlinter]) are checked first: a broken one fails the
+# run before any test.
 # Usage: bash scripts/test.sh [pytest arguments]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +21,9 @@ export MOMOR_SECRET_KEY="test-secret-key-not-for-production"
 export MOMOR_ENCRYPTION_KEY="test-encryption-key"
 export MOMOR_SECURE_COOKIES=0
 export MOMOR_REFRESH_SECONDS=0.2
+
+log "checking the import contracts"
+.venv/bin/lint-imports --no-logo
 
 status=0
 .venv/bin/python -m pytest "$@" || status=$?

@@ -14,11 +14,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from accounts.forms import ApiKeyCreateForm, ApiKeyLimitsForm
+from accounts.hooks import key_spend
 from accounts.models import ApiKey, Membership, Role
 from accounts.permissions import at_least, can_see_all_keys, role_required
 from accounts.services import AccountError, api_key_create, api_key_update
 from accounts.views.helpers import is_htmx
-from billing.usage import with_spend
 
 
 def _keys(request: HttpRequest, membership: Membership) -> QuerySet[ApiKey]:
@@ -43,9 +43,9 @@ def key_list(request: HttpRequest, membership: Membership) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             form = ApiKeyCreateForm()
-    keys = with_spend(_keys(request, membership).select_related("created_by"))
+    keys = key_spend()(_keys(request, membership).select_related("created_by"))
     context = {"keys": keys, "form": form, "new_secret": new_secret}
-    return render(request, "ui/keys.html", context, status=400 if form.errors else 200)
+    return render(request, "accounts/keys.html", context, status=400 if form.errors else 200)
 
 
 @require_POST
@@ -72,8 +72,8 @@ def key_revoke(request: HttpRequest, membership: Membership, pk: int) -> HttpRes
     key = get_object_or_404(_keys(request, membership), pk=pk)
     key.revoke()
     if is_htmx(request):
-        row = with_spend(_keys(request, membership)).get(pk=pk)
-        return render(request, "ui/_key_row.html", {"key": row})
+        row = key_spend()(_keys(request, membership)).get(pk=pk)
+        return render(request, "accounts/_key_row.html", {"key": row})
     messages.success(
         request, f"{key.name or key.prefix} revoked: the gateway refuses it within seconds."
     )

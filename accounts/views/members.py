@@ -45,7 +45,7 @@ def member_list(request: HttpRequest, membership: Membership) -> HttpResponse:
         "form": form,
         "roles": Role.choices,
     }
-    return render(request, "ui/members.html", context, status=400 if form.errors else 200)
+    return render(request, "accounts/members.html", context, status=400 if form.errors else 200)
 
 
 def _absolute(request: HttpRequest, name: str, *args: str) -> str:

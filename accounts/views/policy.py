@@ -24,4 +24,6 @@ def policy(request: HttpRequest, membership: Membership) -> HttpResponse:
         else:
             messages.success(request, "Policy saved: it applies to the next call.")
             return redirect("policy")
-    return render(request, "ui/policy.html", {"form": form}, status=400 if form.errors else 200)
+    return render(
+        request, "accounts/policy.html", {"form": form}, status=400 if form.errors else 200
+    )

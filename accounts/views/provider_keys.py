@@ -31,7 +31,9 @@ def provider_key_list(request: HttpRequest, membership: Membership) -> HttpRespo
         "saved_keys": SavedKey.objects.filter(organization=membership.organization),
         "form": form,
     }
-    return render(request, "ui/provider_keys.html", context, status=400 if form.errors else 200)
+    return render(
+        request, "accounts/provider_keys.html", context, status=400 if form.errors else 200
+    )
 
 
 @require_POST

@@ -337,6 +337,39 @@ def test_generations_page_by_cursor_with_next_links(
     assert ids(member) == ["g5", "g4"]
 
 
+def test_until_means_what_it_means_in_the_ui_a_whole_day_or_a_moment_included(
+    acme: Organization, alice: Any, management: str
+) -> None:
+    january = {
+        "30th": datetime(2026, 1, 30, 12, tzinfo=UTC),
+        "31st-start": datetime(2026, 1, 31, tzinfo=UTC),
+        "31st-end": datetime(2026, 1, 31, 23, 59, 59, tzinfo=UTC),
+        "1st": datetime(2026, 2, 1, tzinfo=UTC),
+    }
+    for name, moment in january.items():
+        Generation.objects.create(
+            request_id=name, organization=acme, status="success", created_at=moment
+        )
+    client = as_key(management)
+    days = {"since": "2026-01-31", "until": "2026-01-31"}
+
+    assert ids(client.get(f"{BASE}/generations/", days)) == ["31st-end", "31st-start"]
+    moment = {"until": "2026-01-31T00:00:00Z"}
+    assert ids(client.get(f"{BASE}/generations/", moment)) == ["31st-start", "30th"]
+    export = as_member(alice, acme).get("/generations/export.csv", days)
+    assert sorted(row.split(",")[0] for row in export.content.decode().splitlines()[1:]) == [
+        "31st-end",
+        "31st-start",
+    ]
+
+
+@pytest.mark.parametrize("value", ["2026-02-30", "2026-02-30T00:00Z", "2026-01-31T25:00"])
+def test_a_day_or_time_that_does_not_exist_is_refused(management: str, value: str) -> None:
+    refused = as_key(management).get(f"{BASE}/generations/", {"until": value})
+    assert refused.status_code == 400
+    assert list(body(refused)) == ["until"]
+
+
 # schema --------------------------------------------------------------------------------
 
 

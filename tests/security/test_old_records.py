@@ -9,8 +9,8 @@ import pytest
 from accounts.models import Organization, SavedKey
 from billing.models import Attempt, Generation
 from gateway.models import Provider
-from tests.accounts.ui_helpers import make_generation
 from tests.child_process import manage
+from tests.ui_helpers import make_generation
 
 pytestmark = pytest.mark.security
 

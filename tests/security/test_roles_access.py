@@ -16,9 +16,9 @@ from django.db import connections, transaction
 
 from accounts.models import ApiKey, KeyKind, Membership, Role
 from accounts.services import AccountError, membership_set_role
-from tests.accounts.ui_helpers import make_generation
 from tests.conftest import make_key, make_org
 from tests.security.roles_helpers import Browser, manage, person
+from tests.ui_helpers import make_generation
 
 pytestmark = [pytest.mark.security, pytest.mark.django_db(transaction=True)]
 

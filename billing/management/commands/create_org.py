@@ -6,7 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from accounts.services import AccountError, format_usd, organization_create, parse_usd
+from accounts.services import AccountError, format_usd, parse_usd
+from billing.organizations import organization_create_funded
 
 
 class Command(BaseCommand):
@@ -21,7 +22,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             credits = parse_usd(options["credits"]) if options["credits"] is not None else None
-            organization = organization_create(
+            organization = organization_create_funded(
                 slug=options["slug"], name=options["name"], credits=credits, zdr_hold=options["zdr"]
             )
         except AccountError as exc:

@@ -1,4 +1,5 @@
-"""What every page of the UI needs: the organizations to switch between and the current role."""
+"""The members' UI layout's context, on every page: the organizations to switch between and the
+current role (templates/ui/layout.html draws the sidebar from it)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from accounts.models import Membership, Role
 from accounts.permissions import at_least, current_membership
 
 
-def ui(request: HttpRequest) -> dict[str, Any]:
+def layout(request: HttpRequest) -> dict[str, Any]:
     if not request.user.is_authenticated:
         return {}
     membership: Membership | None = getattr(request, "membership", None)

@@ -9,12 +9,11 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 
 from accounts.models import Membership, Role
 from accounts.permissions import role_required
+from gateway.models import Model
 
 
 def selectors() -> dict[str, list[str]]:
     """Model ids of the catalog, their tier selectors, and auto."""
-    from gateway.models import Model  # the catalog, read only
-
     models = list(Model.objects.order_by("id").values_list("id", "tiers"))
     tiers = sorted({f"tier/{tier}" for _, names in models for tier in names or []})
     return {"models": [model_id for model_id, _ in models], "selectors": ["auto", *tiers]}
@@ -23,4 +22,4 @@ def selectors() -> dict[str, list[str]]:
 @ensure_csrf_cookie
 @role_required(Role.MEMBER)
 def playground(request: HttpRequest, membership: Membership) -> HttpResponse:
-    return render(request, "ui/playground.html", selectors())
+    return render(request, "gateway/playground.html", selectors())

@@ -3,17 +3,19 @@ attempts, and the CSV export of the filtered list."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 
-from accounts.forms import GenerationFilterForm
 from accounts.models import Membership, Role
 from accounts.permissions import role_required
 from accounts.views.helpers import is_htmx
-from billing.models import Generation
-from billing.usage import GenerationFilter, generations_csv, generations_of, seen_values
+from billing.forms import GenerationFilterForm
+from billing.models import Generation, GenerationQuerySet
+from billing.usage import generations_csv, seen_values
 
 
 def _filter_form(request: HttpRequest, membership: Membership) -> GenerationFilterForm:
@@ -25,27 +27,32 @@ def _filter_form(request: HttpRequest, membership: Membership) -> GenerationFilt
     )
 
 
-def _filter(form: GenerationFilterForm) -> GenerationFilter:
+def _criteria(form: GenerationFilterForm) -> dict[str, Any]:
+    """The filters the form holds (none when it does not validate)."""
     if not form.is_valid():
-        return GenerationFilter()
-    return GenerationFilter(**form.cleaned_data)
+        return {}
+    return {name: value for name, value in form.cleaned_data.items() if value}
+
+
+def _rows(membership: Membership, criteria: dict[str, Any]) -> GenerationQuerySet:
+    rows = Generation.objects.for_org(membership.organization_id).filtered(**criteria)
+    return rows.order_by("-created_at", "-pk")
 
 
 @role_required(Role.MEMBER)
 def generation_list(request: HttpRequest, membership: Membership) -> HttpResponse:
     form = _filter_form(request, membership)
-    only = _filter(form)
-    rows = generations_of(membership.organization_id, only)
-    page = Paginator(rows, 25).get_page(request.GET.get("page"))
+    criteria = _criteria(form)
+    page = Paginator(_rows(membership, criteria), 25).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     context = {
         "form": form,
         "page": page,
         "query": query.urlencode(),
-        "live": page.number == 1 and only == GenerationFilter(),
+        "live": page.number == 1 and not criteria,
     }
-    template = "ui/_generations_table.html" if is_htmx(request) else "ui/generations.html"
+    template = "billing/_generations_table.html" if is_htmx(request) else "billing/generations.html"
     return render(request, template, context)
 
 
@@ -59,12 +66,12 @@ def generation_detail(
         request_id=request_id,
     )
     context = {"g": generation, "attempts": generation.attempts.all()}
-    return render(request, "ui/generation.html", context)
+    return render(request, "billing/generation.html", context)
 
 
 @role_required(Role.MEMBER)
 def generation_export(request: HttpRequest, membership: Membership) -> HttpResponse:
-    rows = generations_of(membership.organization_id, _filter(_filter_form(request, membership)))
+    rows = _rows(membership, _criteria(_filter_form(request, membership)))
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
     response = HttpResponse("".join(generations_csv(rows)), content_type="text/csv")
     name = f"{membership.organization.slug}-generations-{stamp}.csv"

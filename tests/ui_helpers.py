@@ -1,4 +1,5 @@
-"""Shared pieces of the UI tests: generations recorded straight into the database."""
+"""Shared pieces of the UI tests: a signed-in test client, and generations recorded straight
+into the database."""
 
 from __future__ import annotations
 
@@ -6,10 +7,18 @@ import uuid
 from datetime import datetime
 from decimal import Decimal
 
+from django.contrib.auth.models import User
+from django.test import Client
 from django.utils import timezone
 
 from accounts.models import ApiKey, Organization
 from billing.models import Attempt, Generation
+
+
+def signed_in(user: User, *, csrf: bool = False) -> Client:
+    client = Client(enforce_csrf_checks=csrf)
+    client.force_login(user)
+    return client
 
 
 def make_generation(

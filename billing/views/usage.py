@@ -5,9 +5,9 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from accounts.forms import UsageForm
 from accounts.models import Membership, Role
 from accounts.permissions import role_required
+from billing.forms import UsageForm
 from billing.usage import daily_usage
 
 
@@ -26,4 +26,4 @@ def usage(request: HttpRequest, membership: Membership) -> HttpResponse:
         "until": until,
         "split": split,
     }
-    return render(request, "ui/usage.html", context)
+    return render(request, "billing/usage.html", context)

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PROBE = (
     "import django, json; from django.conf import settings; django.setup(); "
     "db = settings.DATABASES['default']; "

@@ -1,0 +1,80 @@
+"""What accounts needs from the apps above it, declared here and filled in by them.
+
+`accounts` is the lowest of Momor's layers (README, "Development"): it imports neither
+`billing` nor `gateway`. Two of its features need something those apps own, so accounts
+declares each need as a typed Protocol, and the owning app registers an implementation in its
+`AppConfig.ready()`:
+
+- `ProviderPlaces`, registered by `gateway` (`gateway.places`): the provider roots and
+  `name@region` places of the catalog. A saved provider key belongs to the organization, so it
+  stays in accounts; the places it may be saved for are the catalog's, which is gateway's.
+- `KeySpend`, registered by `billing` (`billing.usage.with_spend`): API keys annotated with
+  what each has spent. The keys page belongs with the keys; what a key spent is read from
+  billing's records.
+
+Asking for a hook nobody registered is a configuration error (the app is not installed)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from django.core.exceptions import ImproperlyConfigured
+
+if TYPE_CHECKING:
+    from django.db.models import QuerySet
+
+    from accounts.models import ApiKey
+
+
+class ProviderPlaces(Protocol):
+    """The places of the provider catalog that an organization may save a key for."""
+
+    def all(self) -> list[str]:
+        """Every provider root by name, each followed by its places `name@region`."""
+        ...
+
+    def has_provider(self, name: str) -> bool:
+        """Whether the catalog has a provider of this root name."""
+        ...
+
+    def has_region(self, provider: str, region: str) -> bool:
+        """Whether the catalog's provider `provider` has a region of this name."""
+        ...
+
+
+class KeySpend(Protocol):
+    """API keys with what they spent."""
+
+    def __call__(self, keys: QuerySet[ApiKey]) -> QuerySet[ApiKey]:
+        """`keys`, each annotated with `spend`: the USD its generations cost, 0 for none."""
+        ...
+
+
+@dataclass
+class _Registered:
+    provider_places: ProviderPlaces | None = None
+    key_spend: KeySpend | None = None
+
+
+_registered = _Registered()
+
+
+def register_provider_places(places: ProviderPlaces) -> None:
+    _registered.provider_places = places
+
+
+def register_key_spend(spend: KeySpend) -> None:
+    _registered.key_spend = spend
+
+
+def provider_places() -> ProviderPlaces:
+    if _registered.provider_places is None:
+        raise ImproperlyConfigured("no app registered the provider places: install `gateway`")
+    return _registered.provider_places
+
+
+def key_spend() -> KeySpend:
+    if _registered.key_spend is None:
+        raise ImproperlyConfigured("no app registered the spend of API keys: install `billing`")
+    return _registered.key_spend

@@ -1,0 +1,49 @@
+"""Forms of billing's pages: the generations filter and the usage period. They parse input
+only; the reads live in billing.models (GenerationQuerySet) and billing.usage."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from typing import Any
+
+from django import forms
+from django.utils import timezone
+
+from billing.models import GenerationStatus
+
+
+class DateInput(forms.DateInput):
+    input_type = "date"
+
+
+class GenerationFilterForm(forms.Form):
+    model = forms.ChoiceField(required=False)
+    provider = forms.ChoiceField(required=False)
+    status = forms.ChoiceField(
+        required=False, choices=[("", "Any status"), *GenerationStatus.choices]
+    )
+    since = forms.DateField(required=False, widget=DateInput, label="From")
+    until = forms.DateField(required=False, widget=DateInput, label="To")
+
+    def __init__(self, *args: Any, models: list[str], providers: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["model"].choices = [("", "Any model"), *((m, m) for m in models)]  # type: ignore[attr-defined]
+        self.fields["provider"].choices = [("", "Any provider"), *((p, p) for p in providers)]  # type: ignore[attr-defined]
+
+
+PERIODS = [(7, "Last 7 days"), (30, "Last 30 days"), (90, "Last 90 days")]
+
+
+class UsageForm(forms.Form):
+    days = forms.TypedChoiceField(choices=PERIODS, coerce=int, required=False, label="Period")
+    split = forms.ChoiceField(
+        choices=[("model", "By model"), ("provider", "By provider")], required=False
+    )
+
+    def period(self) -> tuple[date, date]:
+        days = (self.cleaned_data.get("days") if self.is_valid() else None) or 30
+        until = timezone.localdate()
+        return until - timedelta(days=days - 1), until
+
+    def split_by(self) -> str:
+        return (self.cleaned_data.get("split") if self.is_valid() else None) or "model"

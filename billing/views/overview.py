@@ -1,0 +1,28 @@
+"""The overview: the organization's calls and spend over 30 days, its active keys, and its
+recent generations."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+
+from accounts.models import ApiKey, Membership, Role
+from accounts.permissions import can_see_all_keys, role_required
+from billing.models import Generation
+
+
+@role_required(Role.MEMBER)
+def overview(request: HttpRequest, membership: Membership) -> HttpResponse:
+    generations = Generation.objects.for_org(membership.organization_id)
+    keys = ApiKey.objects.active().filter(organization_id=membership.organization_id)
+    if not can_see_all_keys(membership):
+        keys = keys.filter(created_by_id=request.user.pk)
+    context = {
+        "month": generations.filtered(since=timezone.now() - timedelta(days=30)).totals(),
+        "active_keys": keys.count(),
+        "recent": generations.order_by("-created_at")[:8],
+    }
+    return render(request, "billing/overview.html", context)

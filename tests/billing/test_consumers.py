@@ -1,0 +1,95 @@
+"""The live feed (billing.consumers, at /ws/generations/): a member's socket carries their own
+organization's generations only, visitors and other origins are refused, and the in-memory
+layer carries records written in another thread."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.db import connections
+
+from accounts.models import Organization
+from accounts.permissions import SESSION_ORG
+from billing.live import group_name, publish_generation
+from tests.ui_helpers import make_generation, signed_in
+
+pytestmark = pytest.mark.django_db
+
+
+def session_cookie(user: Any, org: Organization | None = None) -> str:
+    client = signed_in(user)
+    if org is not None:
+        session = client.session
+        session[SESSION_ORG] = org.pk
+        session.save()
+    return client.cookies[settings.SESSION_COOKIE_NAME].value
+
+
+async def feed(cookie: str | None, origin: bytes = b"http://localhost") -> WebsocketCommunicator:
+    from momor.asgi import application
+
+    headers = [(b"origin", origin), (b"host", b"localhost")]
+    if cookie:
+        headers.append((b"cookie", f"{settings.SESSION_COOKIE_NAME}={cookie}".encode()))
+    return WebsocketCommunicator(application, "/ws/generations/", headers=headers)
+
+
+@pytest.fixture
+async def own_connections() -> Any:
+    """Close the database connections that sync_to_async's thread opened for the test."""
+    yield
+    await sync_to_async(connections.close_all)()
+
+
+async def publish(org: Organization, request_id: str) -> None:
+    message = {"type": "generation.recorded", "generation": {"request_id": request_id}}
+    await get_channel_layer().group_send(group_name(org.pk), message)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_feed_carries_only_ones_own_organizations_generations(
+    alice: Any, mallory: Any, acme: Organization, globex: Organization, own_connections: None
+) -> None:
+    alices = await feed(await sync_to_async(session_cookie)(alice))
+    # mallory's session names acme: the feed still joins only globex.
+    mallorys = await feed(await sync_to_async(session_cookie)(mallory, acme))
+    assert (await alices.connect())[0] and (await mallorys.connect())[0]
+    await publish(acme, "acme-1")
+    assert await alices.receive_json_from(timeout=2) == {"generation": {"request_id": "acme-1"}}
+    assert await mallorys.receive_nothing(timeout=0.3)
+    await publish(globex, "globex-1")
+    assert await mallorys.receive_json_from(timeout=2) == {"generation": {"request_id": "globex-1"}}
+    assert await alices.receive_nothing(timeout=0.3)
+    await alices.disconnect()
+    await mallorys.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_feed_refuses_visitors_and_foreign_pages(
+    alice: Any, own_connections: None
+) -> None:
+    anonymous = await feed(None)
+    assert (await anonymous.connect())[0] is False
+    foreign = await feed(await sync_to_async(session_cookie)(alice), origin=b"http://evil.example")
+    assert (await foreign.connect())[0] is False
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_in_memory_feed_carries_records_written_in_another_thread(
+    alice: Any, acme: Organization, settings: Any, own_connections: None
+) -> None:
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    listener = await feed(await sync_to_async(session_cookie)(alice))
+    assert (await listener.connect())[0]
+    generation = await sync_to_async(make_generation)(acme, model="openai/gpt-5")
+    # The recorder is a plain thread, as in billing.recording.
+    await asyncio.to_thread(publish_generation, generation)
+    received = await listener.receive_json_from(timeout=2)
+    assert received["generation"]["request_id"] == generation.request_id
+    await listener.disconnect()

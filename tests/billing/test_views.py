@@ -1,0 +1,77 @@
+"""Billing's pages of the members' UI, through Django's test client: the overview, the
+ledger, generations (list, detail, CSV export) and usage."""
+
+from __future__ import annotations
+
+import csv
+import io
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from tests.ui_helpers import make_generation, signed_in
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_overview_shows_the_organization(alice, acme) -> None:  # type: ignore[no-untyped-def]
+    make_generation(acme, cost="0.25")
+    page = signed_in(alice).get("/").content.decode()
+    assert "Acme" in page
+    assert "$0.2500" in page
+    assert "$100.00" in page  # the owner sees the balance
+
+
+def test_billing_shows_the_balance_and_ledger(alice, acme) -> None:  # type: ignore[no-untyped-def]
+    page = signed_in(alice).get("/billing/").content.decode()
+    assert "$100.00" in page
+    assert "Top-up" in page
+
+
+def test_generations_are_filtered_and_paginated(alice, acme) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(30):
+        make_generation(acme, model="openai/gpt-5")
+    make_generation(acme, model="mistral/mistral-small", provider="mistral", status="failed")
+    client = signed_in(alice)
+    first = client.get("/generations/")
+    assert len(first.context["page"].object_list) == 25
+    assert first.context["page"].paginator.count == 31
+    only = client.get("/generations/", {"provider": "mistral", "status": "failed"})
+    assert [g.model for g in only.context["page"]] == ["mistral/mistral-small"]
+    assert only.context["live"] is False
+
+
+def test_a_generation_shows_every_attempt(alice, acme) -> None:  # type: ignore[no-untyped-def]
+    generation = make_generation(acme)
+    page = signed_in(alice).get(f"/generations/{generation.request_id}/").content.decode()
+    assert "Momor&#x27;s key" in page
+    assert "110 ms" in page
+    assert "eu" in page
+
+
+def test_the_csv_export_has_the_filtered_generations(alice, acme) -> None:  # type: ignore[no-untyped-def]
+    make_generation(acme, model="openai/gpt-5", cost="0.5")
+    make_generation(acme, model="mistral/mistral-small", provider="mistral")
+    response = signed_in(alice).get("/generations/export.csv", {"model": "openai/gpt-5"})
+    assert response["Content-Type"] == "text/csv"
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert [(r["model"], r["cost"]) for r in rows] == [("openai/gpt-5", "0.500000000")]
+
+
+def test_usage_is_split_by_model_and_by_provider(alice, acme) -> None:  # type: ignore[no-untyped-def]
+    today = timezone.now()
+    make_generation(acme, model="openai/gpt-5", cost="0.5", tokens=(100, 50))
+    make_generation(acme, model="openai/gpt-5", cost="0.25", created_at=today - timedelta(days=1))
+    make_generation(acme, model="mistral/mistral-small", provider="mistral", cost="0.1")
+    client = signed_in(alice)
+    charts = client.get("/usage/", {"days": 7}).context["charts"]
+    assert len(charts["cost"]["labels"]) == 7
+    by_model = {d["label"]: d["data"] for d in charts["cost"]["datasets"]}
+    assert by_model["openai/gpt-5"][-2:] == [0.25, 0.5]
+    assert {d["label"]: d["data"][-1] for d in charts["tokens"]["datasets"]} == {
+        "openai/gpt-5": 150.0,
+        "mistral/mistral-small": 30.0,
+    }
+    split = client.get("/usage/", {"days": 7, "split": "provider"}).context["charts"]
+    assert {d["label"] for d in split["calls"]["datasets"]} == {"openai", "mistral"}
