@@ -68,9 +68,10 @@ def _redis_flush(db: int) -> None:
     )  # fmt: skip
 
 
-def redis_len(db: int, key: str) -> int:
+def redis_len(db: int, key: str, command: str = "LLEN") -> int:
+    """The length of a list (LLEN) or a stream (XLEN)."""
     out = subprocess.run(  # noqa: S603
-        ["redis-cli", "-h", "127.0.0.1", "-n", str(db), "LLEN", key],  # noqa: S607
+        ["redis-cli", "-h", "127.0.0.1", "-n", str(db), command, key],  # noqa: S607
         check=True, capture_output=True, text=True,
     )  # fmt: skip
     return int(out.stdout.strip() or 0)

@@ -280,16 +280,17 @@ class Bench:
         }  # fmt: skip
 
     def recording(self, deployment: deploy.Deployment) -> Metrics:
-        """Momor's records after the run: the Celery backlog drained (bounded), rows stored."""
+        """Momor's records after the run: the records stream drained by the worker (bounded),
+        rows stored."""
         db = deployment.settings.redis_db
         deadline = time.monotonic() + 180
-        backlog = deploy.redis_len(db, "celery")
+        backlog = deploy.redis_len(db, "momor:records", "XLEN")
         while backlog and time.monotonic() < deadline:
             time.sleep(1.0)
-            backlog = deploy.redis_len(db, "celery")
+            backlog = deploy.redis_len(db, "momor:records", "XLEN")
         sql = "SELECT status || '=' || count(*) FROM billing_generation GROUP BY status"
         rows = deploy.psql_value(deployment.settings.database, sql)
-        return {"celery_backlog_left": backlog, "generations_by_status": rows}
+        return {"records_backlog_left": backlog, "generations_by_status": rows}
 
 
 def gateway_core(i: int) -> int:

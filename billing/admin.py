@@ -14,7 +14,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from billing.ledger import ledger_post
-from billing.models import Attempt, EntryKind, Generation, LedgerEntry
+from billing.models import Attempt, DeadLetter, EntryKind, Generation, LedgerEntry
 
 
 class ReadOnlyAdminMixin:
@@ -146,3 +146,26 @@ def _become(obj: LedgerEntry, entry: LedgerEntry) -> None:
         setattr(obj, field.attname, getattr(entry, field.attname))
     obj._state.adding = False
     obj._state.db = entry._state.db
+
+
+@admin.register(DeadLetter)
+class DeadLetterAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """Records that could not be stored: what arrived, why it failed, and its charge."""
+
+    list_display = ["parked_at", "request_id", "organization_id", "cost", "charge_posted", "why"]
+    list_filter = ["charge_posted"]
+    search_fields = ["request_id"]
+    fields = [
+        "request_id",
+        "organization_id",
+        "cost",
+        "charge_posted",
+        "parked_at",
+        "error",
+        "payload",
+    ]
+    date_hierarchy = "parked_at"
+
+    @admin.display(description="Why")
+    def why(self, letter: DeadLetter) -> str:
+        return letter.error[:120]

@@ -1,22 +1,18 @@
-"""Storing a finished call: its generation, its attempts and its charge, in one transaction,
-exactly once per request id however often it is delivered."""
+"""Storing a finished call: its generation, its attempts and its charge, together, exactly
+once per request id however often it is delivered."""
 
 from __future__ import annotations
 
-import logging
+from dataclasses import dataclass
 from decimal import Decimal
 
 from django.db import IntegrityError, transaction
 
 from accounts.models import ApiKey
-from billing.admission import store
 from billing.cost import call_cost, to_units
 from billing.ledger import ledger_post
-from billing.live import publish_generation
 from billing.models import Attempt, EntryKind, Generation, LedgerEntry
 from billing.records import AttemptRecord, CallRecord
-
-log = logging.getLogger(__name__)
 
 
 def served_cost(record: CallRecord) -> Decimal:
@@ -35,61 +31,68 @@ def _served_attempt(record: CallRecord) -> AttemptRecord | None:
     return last if last.tokens is not None else None
 
 
-def generation_record(record: CallRecord) -> Generation:
-    """Store one call, its attempts and its charge; a call already stored is left as it is."""
-    generation = Generation.objects.filter(request_id=record.request_id).first()
-    if generation is None:
+@dataclass(slots=True)
+class Stored:
+    """A record that reached the database (as a generation, or parked), and what admission and
+    the live feed are told once its transaction commits."""
+
+    organization_id: int
+    request_id: str
+    generation: Generation | None = None
+    charge: tuple[int, int] | None = None
+    """The charge's ledger entry id and the balance after it, when the charge is posted."""
+
+
+def generation_store(record: CallRecord) -> Stored:
+    """Store one call, its attempts and its charge, in the caller's transaction; a call stored
+    already is left as it is. Raises what the database raised for a record it refuses."""
+    stored = Stored(record.organization_id, record.request_id)
+    if not Generation.objects.filter(request_id=record.request_id).exists():
         try:
-            generation = _create(record)
+            with transaction.atomic():
+                return _create(record, stored)
         except IntegrityError:
-            generation = Generation.objects.get(request_id=record.request_id)
-        else:
-            publish_generation(generation)
-    _announce_charge(generation)
-    return generation
+            # stored meanwhile by another consumer; anything else is the record's own fault
+            if not Generation.objects.filter(request_id=record.request_id).exists():
+                raise
+    stored.charge = posted_charge(record.request_id)
+    return stored
 
 
-@transaction.atomic
-def _create(record: CallRecord) -> Generation:
+def _create(record: CallRecord, stored: Stored) -> Stored:
     cost = served_cost(record)
-    generation = Generation.objects.create(**_generation_fields(record, cost))
+    generation = stored.generation = Generation.objects.create(**_generation_fields(record, cost))
     Attempt.objects.bulk_create(_attempt_row(generation, a) for a in record.attempts)
     if cost > 0:
-        ledger_post(
+        entry = ledger_post(
             organization_id=record.organization_id,
             kind=EntryKind.CHARGE,
             amount=-cost,
-            note=f"{record.model} via {record.provider}",
+            note=f"{record.model} via {record.provider}"[:300],
             idempotency_key=charge_key(record.request_id),
             generation_id=generation.pk,
+            announce=False,
         )
+        if entry is not None:
+            stored.charge = (entry.pk, to_units(entry.balance_after))
     if record.api_key_id is not None:
         ApiKey.objects.filter(pk=record.api_key_id).update(last_used_at=record.created_at)
-    return generation
+    stored.charge = stored.charge or posted_charge(record.request_id)
+    return stored
 
 
 def charge_key(request_id: str) -> str:
     return f"charge:{request_id}"
 
 
-def _announce_charge(generation: Generation) -> None:
-    """Tell admission the charge is in the ledger, so it stops holding it as unposted."""
+def posted_charge(request_id: str) -> tuple[int, int] | None:
+    """The ledger entry of a call's charge and the balance after it, if it is posted."""
     entry = (
-        LedgerEntry.objects.filter(idempotency_key=charge_key(generation.request_id))
+        LedgerEntry.objects.filter(idempotency_key=charge_key(request_id))
         .values("id", "balance_after")
         .first()
     )
-    if entry is None:
-        return
-    try:
-        store().posted(
-            generation.organization_id,
-            generation.request_id,
-            to_units(entry["balance_after"]),
-            entry["id"],
-        )
-    except Exception:  # admission reconciles from the ledger on its next refresh
-        log.warning("could not announce the charge of %s to admission", generation.request_id)
+    return None if entry is None else (entry["id"], to_units(entry["balance_after"]))
 
 
 def _generation_fields(record: CallRecord, cost: Decimal) -> dict[str, object]:
@@ -106,8 +109,8 @@ def _generation_fields(record: CallRecord, cost: Decimal) -> dict[str, object]:
         "status": record.status,
         "http_status": record.http_status,
         "error": record.error,
-        "finish_reason": record.finish_reason,
-        "native_finish_reason": record.native_finish_reason,
+        "finish_reason": record.finish_reason[:40],
+        "native_finish_reason": record.native_finish_reason[:80],
         "prompt_tokens": record.tokens.prompt,
         "completion_tokens": record.tokens.completion,
         "cached_tokens": record.tokens.cached,

@@ -26,8 +26,11 @@ def ledger_post(
     idempotency_key: str | None = None,
     generation_id: int | None = None,
     created_by_id: int | None = None,
+    announce: bool = True,
 ) -> LedgerEntry | None:
-    """Post one entry; with an idempotency key already posted, post nothing and return None."""
+    """Post one entry; with an idempotency key already posted, post nothing and return None.
+    Admission learns the new balance once the transaction commits, unless the caller tells it
+    itself (`announce=False`: the records consumer announces a batch of charges at once)."""
     try:
         with transaction.atomic():
             Organization.objects.filter(pk=organization_id).update(balance=F("balance") + amount)
@@ -42,7 +45,8 @@ def ledger_post(
                 generation_id=generation_id,
                 created_by_id=created_by_id,
             )
-            transaction.on_commit(lambda: _announce(organization_id, balance, entry.pk))
+            if announce:
+                transaction.on_commit(lambda: _announce(organization_id, balance, entry.pk))
             return entry
     except IntegrityError:
         if idempotency_key and LedgerEntry.objects.filter(idempotency_key=idempotency_key).exists():

@@ -9,7 +9,9 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import BaseChannelLayer, InMemoryChannelLayer, get_channel_layer
+from django.conf import settings
 
+from billing.breaker import REDIS, REDIS_DOWN
 from billing.models import Generation
 
 log = logging.getLogger(__name__)
@@ -46,15 +48,24 @@ def generation_summary(generation: Generation) -> dict[str, Any]:
 
 
 def publish_generation(generation: Generation) -> None:
-    """Tell the organization's listeners; a feed that cannot be reached never blocks recording."""
+    """Tell the organization's listeners; a feed that cannot be reached never blocks recording
+    (each send is bounded by the Redis time-out, and skipped while Redis is unreachable)."""
     layer = get_channel_layer()
     if layer is None:
+        return
+    in_memory = isinstance(layer, InMemoryChannelLayer)
+    if not in_memory and not REDIS.allow():
         return
     message = {"type": "generation.recorded", "generation": generation_summary(generation)}
     try:
         _send(layer, group_name(generation.organization_id), message)
-    except Exception:  # the live feed is best effort; the record is already stored
+    except Exception as exc:  # the live feed is best effort; the record is already stored
+        if not in_memory and isinstance(exc, REDIS_DOWN):
+            REDIS.failed()
         log.warning("could not publish generation %s to the live feed", generation.request_id)
+    else:
+        if not in_memory:
+            REDIS.succeeded()
 
 
 def _send(layer: BaseChannelLayer, group: str, message: dict[str, Any]) -> None:
@@ -66,7 +77,12 @@ def _send(layer: BaseChannelLayer, group: str, message: dict[str, Any]) -> None:
         future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
         future.result(timeout=_SEND_TIMEOUT)
         return
-    async_to_sync(layer.group_send)(group, message)
+    async_to_sync(_bounded_send)(layer, group, message)
+
+
+async def _bounded_send(layer: BaseChannelLayer, group: str, message: dict[str, Any]) -> None:
+    async with asyncio.timeout(settings.MOMOR_REDIS_TIMEOUT_SECONDS):
+        await layer.group_send(group, message)
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:

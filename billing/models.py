@@ -192,3 +192,32 @@ class LedgerEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.amount} ({self.organization})"
+
+
+class DeadLetter(models.Model):
+    """A call's record that could not be stored as a generation, kept as it arrived, with why;
+    its charge is posted to the ledger all the same when its cost could be read."""
+
+    request_id = models.CharField(max_length=64, blank=True)
+    organization_id = models.BigIntegerField(null=True, blank=True)
+    """Not a foreign key: an organization that no longer exists may be why it was parked."""
+    payload = models.TextField()
+    error = models.TextField()
+    cost = models.DecimalField(
+        max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES, null=True, blank=True
+    )
+    charge_posted = models.BooleanField(default=False)
+    parked_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-parked_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["request_id"],
+                condition=~models.Q(request_id=""),
+                name="one_dead_letter_per_call",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.request_id or f"dead letter {self.pk}"

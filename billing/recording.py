@@ -1,10 +1,16 @@
-"""The one hand-off from the gateway: `record_call` queues a finished call's record and returns
-at once. A background thread of the gateway process takes the records waiting, settles their
-reservations in one round trip, then hands them to Celery in one message when a broker is
-configured, or stores them itself otherwise. If the broker
-cannot be reached, the thread stores the record directly: a call's record is never lost to a
-broker outage, and storing is idempotent on the request id, so a record that reaches both
-paths is stored once."""
+"""The one hand-off from the gateway: `record_call` returns once a finished call's record and
+charge are durable, and the gateway awaits it before the last byte of the answer is sent.
+
+- With REDIS_URL, in Redis: one script settles the call's reservation (its cost held as an
+  unposted charge) and appends its record to the records stream, which the Celery workers
+  store (billing.stream). The script goes with the other admission scripts of the same turn of
+  the event loop, in one pipeline: no round trip of its own.
+- In embedded mode, or when Redis cannot take it (the breaker is open, or the script failed or
+  timed out), in this process's journal on disk (billing.journal), fsynced with the records of
+  the same moment; billing.replay sends it on when a store can take it.
+
+Every step is bounded in time, so a store that is down makes the hand-off fall back, never
+hang."""
 
 from __future__ import annotations
 
@@ -12,153 +18,167 @@ import asyncio
 import logging
 import threading
 import time
-from functools import cache
+from functools import partial
+from typing import Any
 
 from django.conf import settings
-from django.db import close_old_connections
-from kombu import Connection
-from kombu.pools import producers
 
-from billing.admission import store
-from billing.admission.select import local_store
-from billing.cost import to_units
-from billing.generations import generation_record, served_cost
-from billing.records import CallRecord
+from billing.admission.redis_store import RedisStore, Settlement
+from billing.admission.select import local_store, store
+from billing.breaker import REDIS, REDIS_DOWN
+from billing.records import CallRecord, record_payload
+from billing.replay import REPLAYER, journal
+from billing.settlements import settlement_of
+from billing.stream import ConsumerThread, RecordsConsumer, stream_backlog
 
 log = logging.getLogger(__name__)
 
-BATCH = 200
 HIGH_WATER = 2_000
-LINGER = 0.02
 
-# Records wait here for the writer, which wakes once for all that come within LINGER of the
-# first: a call only appends (no wake-up of another thread, no GIL hand-over per call).
-_pending: list[CallRecord] = []
-_lock = threading.Lock()
-_wake = threading.Event()
-_writer: threading.Thread | None = None
-_handed = 0
-_done = 0
-_idle = threading.Condition()
+_outstanding: set[asyncio.Future[None]] = set()
+_in_flight: set[asyncio.Task[object]] = set()
+_consumer: ConsumerThread | None = None
 
 
-def record_call(record: CallRecord) -> None:
-    """Hand a finished call to billing; never blocks on the database or the broker."""
-    global _handed
-    _ensure_writer()
-    with _lock:
-        _handed += 1
-        _pending.append(record)
-        if len(_pending) == 1:
-            _wake.set()
+async def record_call(record: CallRecord) -> None:
+    """Hand a finished call to billing; returns once its record and charge are durable. The
+    hand-off goes on if the caller is cancelled meanwhile (a shutdown waits for it)."""
+    start()
+    try:
+        durable = _hand_off(record)
+    except Exception:  # a fault here must not cost the call its answer, nor its record
+        log.exception("the hand-off of call %s failed: journaling it", record.request_id)
+        durable = _journaled(record_payload(record))
+    _outstanding.add(durable)
+    durable.add_done_callback(_outstanding.discard)
+    await asyncio.shield(durable)
 
 
 async def make_room() -> None:
-    """While the writer is far behind (a gateway saturated beyond what it can record), new calls
-    wait for it: memory stays bounded and no record is ever dropped."""
-    while _handed - _done > HIGH_WATER:
+    """Count this call in flight, so a shutdown can drain it; while this process has more than
+    HIGH_WATER hand-offs unfinished, wait for them, at most a Redis time-out (which also bounds
+    each of them)."""
+    task = asyncio.current_task()
+    if task is not None:
+        _in_flight.add(task)
+        task.add_done_callback(_in_flight.discard)
+    deadline = time.monotonic() + settings.MOMOR_REDIS_TIMEOUT_SECONDS
+    while len(_outstanding) > HIGH_WATER and time.monotonic() < deadline:
         await asyncio.sleep(0.005)
 
 
+def start() -> None:
+    """The journal's replay (which applies what a process that died left) and, where
+    configured, this process's own consumer of the records stream."""
+    global _consumer
+    REPLAYER.start()
+    if _consumer is None and settings.REDIS_URL and settings.MOMOR_RECORD_IN_GATEWAY:
+        _consumer = ConsumerThread(
+            f"gateway-{threading.get_native_id()}", lambda: settings.MOMOR_RECORD_IN_GATEWAY
+        )
+        _consumer.start()
+
+
+def _hand_off(record: CallRecord) -> asyncio.Future[None]:
+    """A future done once the record is durable (callbacks rather than a task per call: this
+    runs on every call)."""
+    payload = record_payload(record)
+    settlement = settlement_of(record, payload)
+    ticket, now_ms = record.ticket, int(time.time() * 1000)
+    if ticket is not None and not ticket.shared:
+        local_store().settle(ticket, settlement.cost, record.request_id, now_ms)
+    shared = store()
+    if not isinstance(shared, RedisStore) or not REDIS.allow():
+        return _journaled(payload)
+    durable: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    sent = shared.hand_off(settlement, now_ms)
+    sent.add_done_callback(partial(_sent, durable, settlement, now_ms))
+    return durable
+
+
+def _sent(
+    durable: asyncio.Future[None], settlement: Settlement, now_ms: int, sent: asyncio.Future[Any]
+) -> None:
+    failure = "cancelled" if sent.cancelled() else sent.exception()
+    if failure is None:
+        durable.set_result(None)
+        return
+    log.warning("Redis could not take call %s (%s): journaling it", settlement.request_id, failure)
+    ticket = settlement.ticket
+    if ticket is not None and ticket.shared:  # held here as unposted until the ledger has it
+        local_store().settle(ticket, settlement.cost, settlement.request_id, now_ms)
+    _journaled(settlement.payload).add_done_callback(lambda _: durable.set_result(None))
+
+
+def _journaled(payload: bytes) -> asyncio.Future[None]:
+    """Done once the record is on disk (or, if the disk failed, held for the replay)."""
+    journaled = asyncio.wrap_future(journal().append(payload))
+    journaled.add_done_callback(partial(_after_journal, payload))
+    return journaled
+
+
+def _after_journal(payload: bytes, journaled: asyncio.Future[None]) -> None:
+    if not journaled.cancelled() and journaled.exception() is not None:
+        log.error("the journal could not take a record: held in memory until it can be applied")
+        REPLAYER.hold(payload)
+    REPLAYER.nudge()
+
+
+def cancel_in_flight() -> int:
+    """Cancel the calls still running (a shutdown's grace period is over); each is recorded as
+    cancelled, billed for what it delivered."""
+    running = [task for task in _in_flight if not task.done()]
+    for task in running:
+        task.cancel()
+    return len(running)
+
+
+async def shutdown(timeout: float) -> None:
+    """Wait for the hand-offs under way, then give the journal one chance to be applied."""
+    loop = asyncio.get_running_loop()
+    mine = [durable for durable in _outstanding if durable.get_loop() is loop]
+    if mine:
+        await asyncio.wait(mine, timeout=timeout)
+    try:
+        async with asyncio.timeout(timeout):
+            await asyncio.to_thread(REPLAYER.replay)
+    except Exception as exc:  # what is left stays on disk, applied when a process starts
+        log.warning("the journal was not applied before exiting (%s)", type(exc).__name__)
+    if _consumer is not None:
+        await asyncio.to_thread(_consumer.stop)
+
+
 def drain(timeout: float = 10.0) -> bool:
-    """Wait until every handed-off record is settled and handed on; False if that took too long."""
-    with _idle:
-        return _idle.wait_for(lambda: _done >= _handed, timeout=timeout)
+    """Wait until every record this process handed off is stored (the journal applied, the
+    records stream consumed); False if that took longer than `timeout`. For tests and tools:
+    calls never wait on it."""
+    deadline = time.monotonic() + timeout
+    while _outstanding:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    while not REPLAYER.replay():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return _stream_consumed(deadline)
 
 
-def _ensure_writer() -> None:
-    global _writer
-    if _writer is not None and _writer.is_alive():
-        return
-    with _lock:
-        if _writer is None or not _writer.is_alive():
-            _writer = threading.Thread(target=_write_forever, name="momor-recorder", daemon=True)
-            _writer.start()
-
-
-def _write_forever() -> None:
-    while True:
-        for batch in _next_batches():
-            _write(batch)
-
-
-def _next_batches() -> list[list[CallRecord]]:
-    """Everything that came within LINGER of the first waiting record, BATCH at a time (one
-    broker message each)."""
-    global _pending
-    _wake.wait()
-    time.sleep(LINGER)
-    with _lock:
-        taken, _pending = _pending, []
-        _wake.clear()
-    return [taken[i : i + BATCH] for i in range(0, len(taken), BATCH)]
-
-
-def _write(batch: list[CallRecord]) -> None:
-    global _done
+def _stream_consumed(deadline: float) -> bool:
+    """Whether the records stream is empty (not waited for while Redis is unreachable: this
+    process journals its records meanwhile)."""
+    shared = store()
+    if not isinstance(shared, RedisStore) or not REDIS.allow():
+        return True
+    consumer = RecordsConsumer(lambda: shared.sync, f"drain-{threading.get_native_id()}")
     try:
-        _handle(batch)
-    except Exception:
-        log.exception("could not record %d calls", len(batch))
-    finally:
-        with _idle:
-            _done += len(batch)
-            _idle.notify_all()
-
-
-def _handle(batch: list[CallRecord]) -> None:
-    _settle(batch)
-    if settings.CELERY_BROKER_URL and _enqueue(batch):
-        return
-    close_old_connections()
-    for record in batch:
-        try:
-            generation_record(record)
-        except Exception:
-            log.exception("could not record call %s", record.request_id)
-
-
-def _settle(batch: list[CallRecord]) -> None:
-    """Settle each reservation in the store that issued it (this process's own while Redis
-    was unreachable)."""
-    now_ms = int(time.time() * 1000)
-    for shared in (True, False):
-        settled = [
-            (record.ticket, to_units(served_cost(record)), record.request_id)
-            for record in batch
-            if record.ticket is not None and record.ticket.shared is shared
-        ]
-        if not settled:
-            continue
-        try:
-            (store() if shared else local_store()).settle_many(settled, now_ms)
-        except Exception:  # reservations expire on their own; the ledger still gets charged
-            log.warning("could not settle the reservations of %d calls", len(settled))
-
-
-def _enqueue(batch: list[CallRecord]) -> bool:
-    from billing.tasks import record_generations
-
-    try:
-        with producers[_broker(settings.CELERY_BROKER_URL)].acquire(timeout=2) as producer:
-            record_generations.apply_async(
-                args=[batch],
-                serializer="orjson",
-                producer=producer,
-                retry=True,
-                retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.2},
-            )
-    except Exception:
-        log.warning("broker unreachable; storing %d calls directly", len(batch))
+        while stream_backlog(shared.sync) > 0:
+            if time.monotonic() > deadline:
+                return False
+            if settings.MOMOR_RECORD_IN_GATEWAY:
+                consumer.step(block_ms=None)
+            else:  # the workers store them
+                time.sleep(0.05)
+    except REDIS_DOWN:
         return False
     return True
-
-
-@cache
-def _broker(url: str) -> Connection:
-    """The broker the setting names now: Celery's own pool keeps the URL it first read, so a
-    record would go to a broker other than the one `CELERY_BROKER_URL` says."""
-    from billing.tasks import record_generations
-
-    connection: Connection = record_generations.app.connection_for_write(url)
-    return connection

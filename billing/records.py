@@ -7,7 +7,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import orjson
+
 from billing.admission.base import RateState, Ticket
+from billing.storable import storable
 
 
 @dataclass(slots=True)
@@ -59,6 +62,15 @@ class CallRecord:
     ticket: Ticket | None = None
 
 
+def record_payload(record: CallRecord) -> bytes:
+    """The record as one line of JSON; text no encoder takes (lone surrogates) is made
+    storable first."""
+    try:
+        return orjson.dumps(record)
+    except orjson.JSONEncodeError:
+        return orjson.dumps(storable(record))
+
+
 def record_from_payload(data: dict[str, Any]) -> CallRecord:
     fields = dict(data)
     fields["created_at"] = datetime.fromisoformat(fields["created_at"])
@@ -84,4 +96,5 @@ def _ticket(data: dict[str, Any] | None) -> Ticket | None:
         amount=data["amount"],
         rate=RateState(**data["rate"]),
         shared=data.get("shared", True),
+        in_doubt=data.get("in_doubt", False),
     )

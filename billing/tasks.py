@@ -4,21 +4,25 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from celery import shared_task
 
-from billing.generations import generation_record
-from billing.records import record_from_payload
+from billing.dead_letters import TRANSIENT
+from billing.storing import records_store
 
 
 @shared_task(
     name="billing.record_generations",
     acks_late=True,
     reject_on_worker_lost=True,
-    autoretry_for=(Exception,),
+    autoretry_for=TRANSIENT,
     retry_backoff=True,
     retry_backoff_max=300,
-    max_retries=100,
+    max_retries=None,
 )
 def record_generations(payloads: list[dict[str, Any]]) -> list[str]:
-    """Store a batch of finished calls; a retry stores again only what is not stored yet."""
-    return [generation_record(record_from_payload(payload)).request_id for payload in payloads]
+    """Store a batch of records sent as a Celery message (the hand-off of earlier versions,
+    still in the queue during an upgrade; records now come through the records stream). A
+    record that cannot be stored is parked; only a database outage retries the batch."""
+    records_store([orjson.dumps(payload) for payload in payloads])
+    return [str(payload.get("request_id", "")) for payload in payloads]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from dataclasses import replace
 from decimal import Decimal
 from functools import partial
 
@@ -13,10 +14,11 @@ from django.conf import settings
 from django.db import DatabaseError
 from redis.exceptions import RedisError
 
-from billing.admission import NeedBalance, NeedKeySpend, RateState, Refused, Ticket, store
+from billing.admission import NeedBalance, NeedKeySpend, RateState, Refused, Ticket
 from billing.admission.base import AdmitRequest
-from billing.admission.select import local_store
+from billing.admission.select import admission_store, local_store, store
 from billing.admission.sync import key_tag, load_balance, load_key_spend
+from billing.breaker import maybe_carried_out
 from billing.cost import from_units, to_units
 from gateway import dbthread
 from gateway.caller import Caller
@@ -51,10 +53,11 @@ def _request(caller: Caller, request_id: str, amount: Decimal) -> AdmitRequest:
 
 async def admit(caller: Caller, request_id: str, amount: Decimal) -> Ticket:
     request = _request(caller, request_id, amount)
-    chosen = store()
+    chosen, in_doubt = admission_store(), False
     for _ in range(5):
         try:
-            return await chosen.admit(request)
+            ticket = await chosen.admit(request)
+            return replace(ticket, in_doubt=True) if in_doubt else ticket
         except NeedBalance:
             await dbthread.lookup(partial(load_balance, caller.org.id, chosen))
         except NeedKeySpend:
@@ -64,7 +67,7 @@ async def admit(caller: Caller, request_id: str, amount: Decimal) -> Ticket:
             raise refusal(refused, amount) from None
         except RedisError as exc:
             log.warning("Redis unreachable (%s): admitting on this process's own counters", exc)
-            chosen = local_store()
+            chosen, in_doubt = local_store(), maybe_carried_out(exc)
         except DatabaseError:
             break
     raise GatewayError(503, "Momor cannot check credits right now.", type="server_error")
@@ -77,7 +80,7 @@ async def count_refused(caller: Caller) -> RateState:
         return RateState()
     tag = key_tag(caller.key.id if caller.key else None, caller.user_id)
     try:
-        return await store().count(tag, limit, int(time.time() * 1000))
+        return await admission_store().count(tag, limit, int(time.time() * 1000))
     except RedisError:
         return await local_store().count(tag, limit, int(time.time() * 1000))
 

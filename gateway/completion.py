@@ -68,25 +68,26 @@ async def complete(
     try:
         answered = await _route(body, raw, caller, record)
     except GatewayError as exc:
-        _refused(record, exc)
+        await _refused(record, exc)
         raise
     except asyncio.CancelledError:
         record.status, record.error = "cancelled", "The client went away before the answer."
-        _hand_off(record)
+        await _hand_off(record)
         raise
     except Exception as exc:
         log.exception("completions call %s failed inside Momor", request_id)
-        _failed_inside(record, exc)
+        await _failed_inside(record, exc)
         raise internal_error() from None
     if isinstance(answered.body, bytes):
-        _hand_off(record)
+        await _hand_off(record)  # durable before the body is sent
     return answered
 
 
-def _hand_off(record: CallRecord) -> None:
+async def _hand_off(record: CallRecord) -> None:
     """The call's record to billing (which settles its reservation): the one hand-off of this
-    module, made once per call."""
-    record_call(record)
+    module, made once per call, and awaited before the answer or the error is sent (the
+    record and charge are durable first)."""
+    await record_call(record)
 
 
 async def _route(body: dict[str, Any], raw: bytes, caller: Caller, record: CallRecord) -> Answer:
@@ -183,14 +184,15 @@ def _new_record(request_id: str, caller: Caller, body: dict[str, Any]) -> CallRe
     )
 
 
-def _refused(record: CallRecord, exc: GatewayError) -> None:
+async def _refused(record: CallRecord, exc: GatewayError) -> None:
+    """Recorded before the error is sent."""
     record.status = "failed" if record.attempts else "refused"
     record.http_status = exc.status
     record.error = exc.message
-    _hand_off(record)
+    await _hand_off(record)
 
 
-def _failed_inside(record: CallRecord, exc: Exception) -> None:
+async def _failed_inside(record: CallRecord, exc: Exception) -> None:
     record.status, record.http_status = "failed", 500
     record.error = f"Momor failed to handle this call ({type(exc).__name__}); it has been logged."
-    _hand_off(record)
+    await _hand_off(record)

@@ -1,5 +1,7 @@
 """Database work of the gateway runs off the event loop, on two dedicated threads: one for
-lookups a call waits on (an API key seen for the first time), one for background refreshes."""
+lookups a call waits on (an API key seen for the first time), one for background refreshes.
+A call waits for a lookup at most MOMOR_DB_TIMEOUT_SECONDS: a database that does not answer
+is a database that is down."""
 
 from __future__ import annotations
 
@@ -8,7 +10,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from django.db import close_old_connections
+from django.conf import settings
+from django.db import OperationalError, close_old_connections
 
 T = TypeVar("T")
 
@@ -25,7 +28,13 @@ def _fresh(func: Callable[[], T]) -> Callable[[], T]:
 
 
 async def lookup(func: Callable[[], T]) -> T:
-    return await asyncio.get_running_loop().run_in_executor(_lookups, _fresh(func))
+    """Raises OperationalError (a DatabaseError) when the lookup takes too long."""
+    running = asyncio.get_running_loop().run_in_executor(_lookups, _fresh(func))
+    try:
+        async with asyncio.timeout(settings.MOMOR_DB_TIMEOUT_SECONDS):
+            return await running
+    except TimeoutError:
+        raise OperationalError("the database did not answer in time") from None
 
 
 async def refresh(func: Callable[[], T]) -> T:

@@ -327,7 +327,9 @@ class StreamRelay:
     async def rest(self, opening: list[dict[str, Any]]) -> AsyncIterator[bytes]:
         """The stream's bytes. Its first item is empty and taken by `_try_stream`: a generator
         once started is closed by the event loop if it is dropped unfinished (a client gone
-        before the server began to send it), so the call still ends recorded."""
+        before the server began to send it), so the call still ends recorded. Its last,
+        `[DONE]` or one error chunk, is sent once the call is recorded (a client that went
+        away is recorded as it leaves)."""
         outcome = "cancelled"
         try:
             yield b""
@@ -339,22 +341,20 @@ class StreamRelay:
                     yield data
             if not self.translator.state.finished:
                 raise StreamFailed(Failure(502, "The provider closed the connection mid-answer."))
-            outcome = "success"
-            yield DONE
+            outcome, last = "success", DONE
         except StreamFailed as exc:
-            outcome = "broken"
-            yield self._error_chunk(exc.failure)
+            outcome, last = "broken", self._error_chunk(exc.failure)
         except (UpstreamError, TimeoutError) as exc:
-            outcome = "broken"
-            yield self._error_chunk(Failure(502, _broken_message(exc)))
+            outcome, last = "broken", self._error_chunk(Failure(502, _broken_message(exc)))
         except Exception:
             log.warning("a stream of %s broke in Momor", self.candidate.offering.place,
                         exc_info=True)  # fmt: skip
-            outcome = "broken"
-            yield self._error_chunk(Failure(502, "Momor could not relay the rest of the answer."))
+            failure = Failure(502, "Momor could not relay the rest of the answer.")
+            outcome, last = "broken", self._error_chunk(failure)
         finally:
             await self.response.close()
-            self._finish(outcome)
+            await self._finish(outcome)
+        yield last
 
     async def _chunks(self) -> AsyncIterator[dict[str, Any]]:
         decoder = Decoder()
@@ -423,7 +423,7 @@ class StreamRelay:
             }
         )
 
-    def _finish(self, outcome: str) -> None:
+    async def _finish(self, outcome: str) -> None:
         state = self.translator.state
         usage = state.usage
         self.attempt.row.latency_ms = self.call.elapsed_ms(self.attempt.started)
@@ -437,7 +437,7 @@ class StreamRelay:
         if outcome != "success":
             record.finish_reason = "error" if outcome == "broken" else record.finish_reason
             record.error = self.attempt.row.error or "The client went away mid-answer."
-        record_call(record)
+        await record_call(record)
 
     def _estimate(self) -> TokenCounts:
         """No usage from the provider: about four characters a token, of the prompt's JSON and

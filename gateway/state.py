@@ -75,7 +75,7 @@ class GatewayState:
             try:
                 admission_sync(list(self.identities.orgs), reconcile=reconcile)
             except RedisError:
-                log.warning("admission sync skipped: Redis unreachable")
+                log.warning("admission sync incomplete: Redis refused a command")
             if reconcile:
                 self._reconciled_at = time.monotonic()
 

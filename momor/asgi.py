@@ -9,8 +9,8 @@ import sys
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "momor.settings")
-# The record writer and the refresher run on threads beside the event loop; a call waiting on
-# them for the GIL waits at most this long (Python's default, 5 ms, showed in the latency).
+# The refresher and the journal's threads run beside the event loop; a call waiting on them
+# for the GIL waits at most this long (Python's default, 5 ms, showed in the latency).
 sys.setswitchinterval(0.0005)
 django_asgi_app = get_asgi_application()
 

@@ -1,11 +1,15 @@
-"""The Celery application; a broker exists only when REDIS_URL is set."""
+"""The Celery application; a broker exists only when REDIS_URL is set. Every worker also
+consumes the records stream (billing.stream) on a thread of its own, so the operator runs
+`celery -A momor worker` and nothing else."""
 
 from __future__ import annotations
 
 import os
+import socket
+from typing import Any
 
 import orjson
-from celery import Celery
+from celery import Celery, bootsteps
 from celery.signals import after_setup_logger, after_setup_task_logger
 from kombu.serialization import register
 
@@ -15,8 +19,8 @@ app = Celery("momor")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
-# The gateway hands its records to Celery as dataclasses; orjson encodes them in C (Celery's
-# json serializer wants plain dicts, built in Python on every call).
+# Records queued as Celery messages by earlier versions are dataclasses encoded by orjson
+# (Celery's json serializer wants plain dicts, built in Python on every call).
 register(
     "orjson", orjson.dumps, orjson.loads,
     content_type="application/x-orjson", content_encoding="binary",
@@ -30,3 +34,28 @@ def _scrub_worker_logs(**kwargs: object) -> None:
     from momor.logs import install
 
     install()
+
+
+class RecordsConsumerStep(bootsteps.StartStopStep):  # type: ignore[misc]
+    """The records stream's consumer, started and stopped with the worker."""
+
+    def __init__(self, worker: Any, **kwargs: Any) -> None:
+        super().__init__(worker, **kwargs)
+        self.thread: Any = None
+
+    def start(self, worker: Any) -> None:
+        from django.conf import settings
+
+        from billing.stream import ConsumerThread
+
+        if settings.REDIS_URL:
+            name = f"{worker.hostname or socket.gethostname()}-{os.getpid()}"
+            self.thread = ConsumerThread(name)
+            self.thread.start()
+
+    def stop(self, worker: Any) -> None:
+        if self.thread is not None:
+            self.thread.stop()
+
+
+app.steps["worker"].add(RecordsConsumerStep)

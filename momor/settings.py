@@ -75,6 +75,23 @@ DATABASES = {
         conn_max_age=env_int("MOMOR_DB_CONN_MAX_AGE", 60),
     )
 }
+# Bounds on every store a call depends on (README, "When a store is down"): a Redis or
+# database that does not answer within these is treated as down.
+MOMOR_REDIS_TIMEOUT_SECONDS = env_float("MOMOR_REDIS_TIMEOUT_SECONDS", 2.0)
+MOMOR_DB_TIMEOUT_SECONDS = env_float("MOMOR_DB_TIMEOUT_SECONDS", 5.0)
+MOMOR_BREAKER_COOLDOWN_SECONDS = env_float("MOMOR_BREAKER_COOLDOWN_SECONDS", 5.0)
+if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    # A server that stops answering (not only one that refuses) is noticed: connecting is
+    # bounded, and a query the network drops, or a connection gone silent, times out in the
+    # kernel (the gateway's own lookups are also bounded by MOMOR_DB_TIMEOUT_SECONDS).
+    DATABASES["default"]["OPTIONS"] = {
+        "connect_timeout": max(int(MOMOR_DB_TIMEOUT_SECONDS), 1),
+        "keepalives": 1,
+        "keepalives_idle": 5,
+        "keepalives_interval": 2,
+        "keepalives_count": 3,
+        "tcp_user_timeout": int(MOMOR_DB_TIMEOUT_SECONDS * 1000),
+    }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # The embedded mode's writer and lookup threads share the file: wait for locks, and let
     # readers run beside the writer.
@@ -86,15 +103,23 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL")
+_REDIS_SOCKET = {
+    "socket_timeout": MOMOR_REDIS_TIMEOUT_SECONDS,
+    "socket_connect_timeout": MOMOR_REDIS_TIMEOUT_SECONDS,
+}
 
 if REDIS_URL:
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": dict(_REDIS_SOCKET),
+        }
     }
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            "CONFIG": {"hosts": [{"address": REDIS_URL, **_REDIS_SOCKET}]},
         }
     }
 else:
@@ -108,6 +133,23 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_ACCEPT_CONTENT = ["json", "orjson"]
+# A message taken by a worker that died is delivered again after this long (Redis transport's
+# default is an hour); socket time-outs so a Redis that stops answering is noticed.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int("MOMOR_VISIBILITY_TIMEOUT_SECONDS", 300),
+    **_REDIS_SOCKET,
+}
+# A task running when the broker connection drops is cancelled, and delivered again.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
+
+# The record hand-off (README, "Records and billing"): the journal's directory (embedded mode,
+# and while Redis is unreachable), how long a record stays with a consumer that stopped
+# answering before another takes it, whether gateway processes also store records from the
+# Redis stream (deployments without a Celery worker), and how long SIGTERM lets calls finish.
+MOMOR_JOURNAL_DIR = Path(env_str("MOMOR_JOURNAL_DIR", str(BASE_DIR / "var" / "journal")))
+MOMOR_RECORDS_CLAIM_SECONDS = env_float("MOMOR_RECORDS_CLAIM_SECONDS", 60.0)
+MOMOR_RECORD_IN_GATEWAY = env_bool("MOMOR_RECORD_IN_GATEWAY", default=False)
+MOMOR_SHUTDOWN_GRACE_SECONDS = env_float("MOMOR_SHUTDOWN_GRACE_SECONDS", 30.0)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

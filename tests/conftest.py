@@ -5,6 +5,7 @@ who owns globex) and small factories."""
 from __future__ import annotations
 
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -70,9 +71,18 @@ def mallory(globex: Organization):  # type: ignore[no-untyped-def]
     return make_user("mallory", globex, Role.OWNER)
 
 
+@pytest.fixture(scope="session")
+def journal_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The test session's own journal directory (never the checkout's `var/journal`)."""
+    return tmp_path_factory.mktemp("journal")
+
+
 @pytest.fixture(autouse=True)
-def _records_stored_in_process(request: pytest.FixtureRequest, settings: Any) -> None:
-    """Records are stored by the gateway's own writer unless a test runs a Celery worker
-    (marked `celery`): a broker with no worker would keep them from the database."""
-    if request.node.get_closest_marker("celery") is None:
-        settings.CELERY_BROKER_URL = None
+def _records_stored_in_process(
+    request: pytest.FixtureRequest, settings: Any, journal_dir: Path
+) -> None:
+    """Records are stored by the gateway's own consumer of the records stream unless a test
+    runs a Celery worker (marked `celery`): a stream with no consumer keeps them from the
+    database."""
+    settings.MOMOR_JOURNAL_DIR = journal_dir
+    settings.MOMOR_RECORD_IN_GATEWAY = request.node.get_closest_marker("celery") is None

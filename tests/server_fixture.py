@@ -53,8 +53,10 @@ def forget_state() -> None:
     from django.conf import settings
 
     from billing.admission import select
+    from billing.breaker import REDIS
 
     STATE.pause()
+    REDIS.reset()
     STATE.catalog = None
     STATE.identities = Identities()
     select.store.cache_clear()

@@ -35,6 +35,9 @@ class Ticket:
     rate: RateState
     shared: bool = True
     """Issued by the shared store (Redis); False for this process's own."""
+    in_doubt: bool = False
+    """Issued by this process's own store after Redis failed to answer the admission, which it
+    may have carried out all the same: Redis is told to release it too, once it answers."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +68,9 @@ class NeedKeySpend(Exception):
     """The store holds no spend for this key yet: load it from the records."""
 
 
+Posted = tuple[int, str, int, int]
+"""A charge in the ledger: organization id, request id, ledger entry id, balance after it."""
+
 WINDOW_MS = 60_000
 UNPOSTED_TTL_MS = 24 * 3600 * 1000
 
@@ -94,14 +100,14 @@ class AdmissionStore(ABC):
     def settle(self, ticket: Ticket, cost: int, request_id: str, now_ms: int) -> None:
         """Release the reservation and hold the actual cost as an unposted charge."""
 
-    def settle_many(self, settled: list[tuple[Ticket, int, str]], now_ms: int) -> None:
-        """Settle several calls: (ticket, cost, request id) each."""
-        for ticket, cost, request_id in settled:
-            self.settle(ticket, cost, request_id, now_ms)
-
     @abstractmethod
     def posted(self, org_id: int, request_id: str, balance: int, entry_id: int) -> None:
         """The charge of request_id is in the ledger, whose balance after entry_id is balance."""
+
+    def posted_many(self, posted: list[Posted]) -> None:
+        """Several charges posted: (org id, request id, ledger entry id, balance after) each."""
+        for org_id, request_id, entry_id, balance in posted:
+            self.posted(org_id, request_id, balance, entry_id)
 
     @abstractmethod
     def sync_balance(self, org_id: int, balance: int, entry_id: int) -> None:

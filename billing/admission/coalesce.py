@@ -1,7 +1,8 @@
 """Admission's Redis script calls made in the same turn of the event loop go out together: one
 pipeline on one connection, one write and one read for all of them, where each call alone
 would take a connection from the pool and make its own round trip. Each script still runs
-atomically, in the order the calls were made."""
+atomically, in the order the calls were made. A pipeline that takes longer than the Redis
+time-out fails every call in it, and tells the breaker."""
 
 from __future__ import annotations
 
@@ -12,7 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio as aioredis
+from django.conf import settings
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from billing.breaker import Breaker
 
 
 @dataclass(slots=True)
@@ -24,8 +30,8 @@ class ScriptCall:
 
 
 class Coalescer:
-    def __init__(self, client: Callable[[], aioredis.Redis]) -> None:
-        self._client = client
+    def __init__(self, client: Callable[[], aioredis.Redis], breaker: Breaker) -> None:
+        self._client, self._breaker = client, breaker
         self._sha: dict[str, str] = {}
         self._waiting: dict[asyncio.AbstractEventLoop, list[ScriptCall]] = {}
         self._sending: set[asyncio.Task[None]] = set()
@@ -33,6 +39,10 @@ class Coalescer:
     async def run(self, script: str, keys: list[str], args: list[Any]) -> Any:
         """EVALSHA of `script` (loaded when Redis does not know it yet), sent with the other
         calls of this turn of the loop."""
+        return await self.submit(script, keys, args)
+
+    def submit(self, script: str, keys: list[str], args: list[Any]) -> asyncio.Future[Any]:
+        """The same, as a future: the script is sent even if nobody awaits it."""
         loop = asyncio.get_running_loop()
         waiting = self._waiting.get(loop)
         if waiting is None:
@@ -40,7 +50,7 @@ class Coalescer:
             loop.call_soon(self._flush, loop)
         future: asyncio.Future[Any] = loop.create_future()
         waiting.append(ScriptCall(script, keys, args, future))
-        return await future
+        return future
 
     def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
         task = loop.create_task(self._send(self._waiting.pop(loop)))
@@ -49,7 +59,7 @@ class Coalescer:
 
     async def _send(self, calls: list[ScriptCall]) -> None:
         try:
-            results = await self._execute(calls)
+            results = await self._bounded(calls)
         except asyncio.CancelledError:
             for call in calls:
                 call.future.cancel()
@@ -63,6 +73,19 @@ class Coalescer:
                 call.future.set_exception(result)
             else:
                 call.future.set_result(result)
+
+    async def _bounded(self, calls: list[ScriptCall]) -> list[Any]:
+        try:
+            async with asyncio.timeout(settings.MOMOR_REDIS_TIMEOUT_SECONDS):
+                results = await self._execute(calls)
+        except TimeoutError:
+            self._breaker.failed()
+            raise RedisTimeoutError("Redis did not answer in time") from None
+        except (RedisConnectionError, RedisTimeoutError):
+            self._breaker.failed()
+            raise
+        self._breaker.succeeded()
+        return results
 
     async def _execute(self, calls: list[ScriptCall]) -> list[Any]:
         client = self._client()

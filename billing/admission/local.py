@@ -132,6 +132,10 @@ class LocalStore(AdmissionStore):
         elif entry_id > book.entry_id:
             book.balance, book.entry_id = balance, entry_id
 
+    def knows(self, org_id: int) -> bool:
+        """Whether this store holds the organization's balance (it has admitted its calls)."""
+        return org_id in self._books
+
     def set_key_spend(self, key_tag: str, spent: int) -> None:
         with self._lock:
             self._spent.setdefault(key_tag, spent)

@@ -4,10 +4,12 @@ script, so counting, expiring, checking and reserving happen atomically."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any
 
 import redis
 import redis.asyncio as aioredis
+from django.conf import settings
 
 from billing.admission.base import (
     UNPOSTED_TTL_MS,
@@ -15,14 +17,19 @@ from billing.admission.base import (
     AdmitRequest,
     NeedBalance,
     NeedKeySpend,
+    Posted,
     RateState,
     Refused,
     Ticket,
     rate_state,
 )
 from billing.admission.coalesce import Coalescer
+from billing.admission.packing import HiredisPackingConnection
+from billing.breaker import REDIS
 
 PREFIX = "momor:adm"
+# The records of finished calls, waiting for a consumer (billing.stream) to store them.
+RECORDS_STREAM = "momor:records"
 # Connections to Redis per event loop: calls beyond it wait their turn (up to the connect
 # timeout) rather than fail, which would send them to this process's own counters.
 POOL_SIZE = 64
@@ -92,23 +99,29 @@ return 1
 """
 
 # KEYS: reservations hash, reservation expiries, reserved total, key reserved, unposted hash,
-#       unposted expiries, unposted total, key spent
-# ARGV: reservation id, request id, cost, now ms, unposted ttl ms
+#       unposted expiries, unposted total, key spent, records stream
+# ARGV: reservation id ('' for none), request id, cost, now ms, unposted ttl ms,
+#       the call's record ('' for none)
+# The record goes to the stream in the same script that settles the call, so the charge held
+# as unposted and the record that will post it are durable together.
 SETTLE = """
-local held = redis.call('HGET', KEYS[1], ARGV[1])
-if held then
-  local amount = string.match(held, '^(%d+):')
-  redis.call('DECRBY', KEYS[3], amount)
-  redis.call('DECRBY', KEYS[4], amount)
-  redis.call('HDEL', KEYS[1], ARGV[1])
-  redis.call('ZREM', KEYS[2], ARGV[1])
+if ARGV[1] ~= '' then
+  local held = redis.call('HGET', KEYS[1], ARGV[1])
+  if held then
+    local amount = string.match(held, '^(%d+):')
+    redis.call('DECRBY', KEYS[3], amount)
+    redis.call('DECRBY', KEYS[4], amount)
+    redis.call('HDEL', KEYS[1], ARGV[1])
+    redis.call('ZREM', KEYS[2], ARGV[1])
+  end
 end
 local cost = tonumber(ARGV[3])
 if cost > 0 and redis.call('HSETNX', KEYS[5], ARGV[2], cost) == 1 then
   redis.call('ZADD', KEYS[6], tonumber(ARGV[4]) + tonumber(ARGV[5]), ARGV[2])
   redis.call('INCRBY', KEYS[7], cost)
+  if redis.call('EXISTS', KEYS[8]) == 1 then redis.call('INCRBY', KEYS[8], cost) end
 end
-if redis.call('EXISTS', KEYS[8]) == 1 then redis.call('INCRBY', KEYS[8], cost) end
+if ARGV[6] ~= '' then redis.call('XADD', KEYS[9], '*', 'r', ARGV[6]) end
 return 1
 """
 
@@ -147,12 +160,38 @@ def _window_key(tag: str, now_ms: int) -> str:
     return f"{PREFIX}:rate:{tag}:{now_ms // 60_000}"
 
 
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """What the settle script needs for one finished call; `ticket` is None for a call refused
+    before it was admitted, `payload` empty to settle without handing a record off."""
+
+    org_id: int
+    key_tag: str
+    ticket: Ticket | None
+    cost: int
+    request_id: str
+    payload: bytes = b""
+
+    def keys(self) -> list[str]:
+        org = _org_keys(self.org_id)
+        spent, reserved = _key_keys(self.key_tag)
+        keys = [org["res"], org["resexp"], org["restot"], reserved]
+        return [*keys, org["unp"], org["unpexp"], org["unptot"], spent, RECORDS_STREAM]
+
+    def args(self, now_ms: int) -> list[Any]:
+        reservation = self.ticket.id if self.ticket is not None else ""
+        return [reservation, self.request_id, self.cost, now_ms, UNPOSTED_TTL_MS, self.payload]
+
+
 class RedisStore(AdmissionStore):
     def __init__(self, url: str) -> None:
         self.url = url
-        self.sync = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+        timeout = settings.MOMOR_REDIS_TIMEOUT_SECONDS
+        self.sync = redis.Redis.from_url(
+            url, socket_timeout=timeout, socket_connect_timeout=timeout
+        )
         self._async: dict[asyncio.AbstractEventLoop, aioredis.Redis] = {}
-        self._scripts = Coalescer(self._client)
+        self._scripts = Coalescer(self._client, REDIS)
         self._settle = self.sync.register_script(SETTLE)
         self._advance = self.sync.register_script(ADVANCE)
 
@@ -160,9 +199,11 @@ class RedisStore(AdmissionStore):
         loop = asyncio.get_running_loop()
         client = self._async.get(loop)
         if client is None:
+            timeout = settings.MOMOR_REDIS_TIMEOUT_SECONDS
             pool = aioredis.BlockingConnectionPool.from_url(
-                self.url, max_connections=POOL_SIZE, timeout=2,
-                socket_timeout=10, socket_connect_timeout=2,
+                self.url, max_connections=POOL_SIZE, timeout=timeout,
+                socket_timeout=timeout, socket_connect_timeout=timeout,
+                connection_class=HiredisPackingConnection,
             )  # fmt: skip
             client = self._async[loop] = aioredis.Redis(connection_pool=pool)
         return client
@@ -222,25 +263,35 @@ class RedisStore(AdmissionStore):
         held = await self._run(RENEW, [org["res"], org["resexp"]], [ticket.id, now_ms, ttl_ms])
         return bool(held)
 
-    def settle(self, ticket: Ticket, cost: int, request_id: str, now_ms: int) -> None:
-        self.settle_many([(ticket, cost, request_id)], now_ms)
+    def hand_off(self, settlement: Settlement, now_ms: int) -> asyncio.Future[Any]:
+        """Settle a finished call and append its record to the records stream, in one script
+        sent with the other calls of this turn of the event loop (whether or not the future
+        is awaited)."""
+        return self._scripts.submit(SETTLE, settlement.keys(), settlement.args(now_ms))
 
-    def settle_many(self, settled: list[tuple[Ticket, int, str]], now_ms: int) -> None:
-        """One round trip for a batch: the settle script once per call, pipelined."""
+    def hand_off_many(self, settlements: list[Settlement], now_ms: int) -> None:
+        """The same for several calls at once, from a thread (the journal's replay)."""
         pipe = self.sync.pipeline(transaction=False)
-        for ticket, cost, request_id in settled:
-            org = _org_keys(ticket.org_id)
-            spent, reserved = _key_keys(ticket.key_tag)
-            keys = [org["res"], org["resexp"], org["restot"], reserved]
-            keys += [org["unp"], org["unpexp"], org["unptot"], spent]
-            args = [ticket.id, request_id, cost, now_ms, UNPOSTED_TTL_MS]
-            self._settle(keys=keys, args=args, client=pipe)
+        for settlement in settlements:
+            self._settle(keys=settlement.keys(), args=settlement.args(now_ms), client=pipe)
         pipe.execute()
+
+    def settle(self, ticket: Ticket, cost: int, request_id: str, now_ms: int) -> None:
+        settlement = Settlement(ticket.org_id, ticket.key_tag, ticket, cost, request_id)
+        self._settle(keys=settlement.keys(), args=settlement.args(now_ms))
 
     def posted(self, org_id: int, request_id: str, balance: int, entry_id: int) -> None:
         org = _org_keys(org_id)
         keys = [org["balance"], org["unp"], org["unpexp"], org["unptot"]]
         self._advance(keys=keys, args=[request_id, balance, entry_id])
+
+    def posted_many(self, posted: list[Posted]) -> None:
+        pipe = self.sync.pipeline(transaction=False)
+        for org_id, request_id, entry_id, balance in posted:
+            org = _org_keys(org_id)
+            keys = [org["balance"], org["unp"], org["unpexp"], org["unptot"]]
+            self._advance(keys=keys, args=[request_id, balance, entry_id], client=pipe)
+        pipe.execute()
 
     def sync_balance(self, org_id: int, balance: int, entry_id: int) -> None:
         self.posted(org_id, "", balance, entry_id)

@@ -8,6 +8,7 @@ from django.conf import settings
 
 from billing.admission.base import AdmissionStore
 from billing.admission.local import LocalStore
+from billing.breaker import REDIS
 
 
 @cache
@@ -23,3 +24,9 @@ def store() -> AdmissionStore:
 def local_store() -> AdmissionStore:
     """This process's own store: embedded mode, and the fallback while Redis is unreachable."""
     return LocalStore()
+
+
+def admission_store() -> AdmissionStore:
+    """Where a call is admitted now: the shared store, or this process's own while the shared
+    one is unreachable (its breaker open)."""
+    return store() if REDIS.allow() else local_store()

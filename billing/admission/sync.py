@@ -3,15 +3,19 @@ brought up to date (top-ups made elsewhere, charges whose announcement was lost)
 
 from __future__ import annotations
 
+import logging
 from decimal import Decimal
 
 from django.db.models import Max, Sum
 
 from accounts.models import Organization
 from billing.admission.base import AdmissionStore
-from billing.admission.select import store
+from billing.admission.select import local_store, store
+from billing.breaker import REDIS, REDIS_DOWN
 from billing.cost import to_units
 from billing.models import Generation, LedgerEntry
+
+log = logging.getLogger(__name__)
 
 
 def load_balance(org_id: int, into: AdmissionStore | None = None) -> None:
@@ -39,33 +43,60 @@ def key_tag(key_id: int | None, user_id: int | None = None) -> str:
 
 
 def admission_sync(org_ids: list[int], *, reconcile: bool) -> None:
-    """Push each organization's latest ledger balance; with `reconcile`, also clear unposted
-    charges that are in the ledger (their announcement was lost)."""
+    """Push each organization's latest ledger balance to admission; with `reconcile`, also
+    clear unposted charges that are in the ledger (their announcement was lost). Both stores
+    are kept current: the shared one, and this process's own, which admits calls while Redis
+    is unreachable and must not do so against the balance of the last outage."""
+    latest = _latest_balances(org_ids)
+    shared, own = store(), local_store()
+    _sync(own, latest, org_ids, reconcile=reconcile)
+    if shared is own or not REDIS.allow():
+        return
+    try:
+        _sync(shared, latest, org_ids, reconcile=reconcile)
+    except REDIS_DOWN:
+        REDIS.failed()
+        log.warning("admission sync skipped: Redis unreachable")
+    else:
+        REDIS.succeeded()
+
+
+def _latest_balances(org_ids: list[int]) -> list[tuple[int, int, int]]:
+    """(organization id, balance, ledger entry id) of each organization's last entry."""
     latest = (
         LedgerEntry.objects.filter(organization_id__in=org_ids)
         .values("organization_id")
         .annotate(last=Max("id"))
         .values_list("last", flat=True)
     )
-    for entry in LedgerEntry.objects.filter(id__in=list(latest)).values(
+    entries = LedgerEntry.objects.filter(id__in=list(latest)).values(
         "id", "organization_id", "balance_after"
-    ):
-        store().sync_balance(
-            entry["organization_id"], to_units(entry["balance_after"]), entry["id"]
-        )
+    )
+    return [(e["organization_id"], to_units(e["balance_after"]), e["id"]) for e in entries]
+
+
+def _sync(
+    target: AdmissionStore,
+    latest: list[tuple[int, int, int]],
+    org_ids: list[int],
+    *,
+    reconcile: bool,
+) -> None:
+    for org_id, balance, entry_id in latest:
+        target.sync_balance(org_id, balance, entry_id)
     if reconcile:
         for org_id in org_ids:
-            _reconcile(org_id)
+            _reconcile(target, org_id)
 
 
 RECONCILE_BATCH = 500
 
 
-def _reconcile(org_id: int) -> None:
+def _reconcile(target: AdmissionStore, org_id: int) -> None:
     """Only the oldest unposted charges are read: while the workers lag, the unposted set holds
     every call not yet stored, and reading it whole every few seconds cost each gateway
     process memory in proportion to the backlog."""
-    held = store().oldest_unposted(org_id, RECONCILE_BATCH)
+    held = target.oldest_unposted(org_id, RECONCILE_BATCH)
     if not held:
         return
     keys = {f"charge:{rid}": rid for rid in held}
@@ -73,4 +104,4 @@ def _reconcile(org_id: int) -> None:
         "id", "idempotency_key", "balance_after"
     ):
         rid = keys[entry["idempotency_key"]]
-        store().posted(org_id, rid, to_units(entry["balance_after"]), entry["id"])
+        target.posted(org_id, rid, to_units(entry["balance_after"]), entry["id"])

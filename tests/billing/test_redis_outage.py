@@ -1,16 +1,30 @@
-"""With Redis unreachable, the gateway keeps serving on this process's own counters: calls are
-admitted and refused against the ledger balance, and reservations are settled where they
-were made."""
+"""With Redis unreachable (refusing, stopped, or blackholed: accepting connections and never
+answering), the gateway keeps serving within seconds on this process's own counters, kept in
+step with the ledger, and its journal; records reach the database once the stores answer."""
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
+from typing import Any
+
+import httpx
+import pytest
+import redis
+from django.utils import timezone
 
 from billing.admission import select
-from billing.models import Generation
+from billing.ledger import ledger_post, ledger_sum
+from billing.live import publish_generation
+from billing.models import EntryKind, Generation, LedgerEntry
 from billing.recording import drain
+from gateway.state import STATE
 from tests.billing.conftest import HI, World
 from tests.conftest import make_key, make_org
+from tests.stores import RedisServer
 
 CLOSED = "redis://127.0.0.1:9/0"
 
@@ -39,3 +53,118 @@ def test_credit_is_still_enforced_while_redis_is_down(world: World, settings: ob
 
     assert response.status_code == 402, response.text
     assert response.json()["error"]["code"] == "insufficient_credits"
+
+
+@pytest.fixture
+def own_redis(settings: Any) -> Iterator[RedisServer]:
+    """A Redis of the test's own, which the gateway (in this process) uses from now on."""
+    server = RedisServer(durable=True)
+    server.start()
+    settings.REDIS_URL = server.url
+    settings.MOMOR_BREAKER_COOLDOWN_SECONDS = 0.3
+    select.store.cache_clear()
+    try:
+        yield server
+    finally:
+        server.close()
+        select.store.cache_clear()
+
+
+def ask(max_tokens: int = 100, **fields: Any) -> dict[str, Any]:
+    return {"model": "openai/gpt-5", "messages": HI, "max_tokens": max_tokens, **fields}
+
+
+def test_the_fallback_store_follows_the_ledger_from_one_outage_to_the_next(
+    world: World, own_redis: RedisServer
+) -> None:
+    world.fake.script("gpt-5", usage={"prompt_tokens": 100, "completion_tokens": 10})
+    assert world.post(ask()).status_code == 200
+    own_redis.kill()
+    assert world.post(ask()).status_code == 200  # served on this process's own counters
+    own_redis.start()
+    wait_served_by_redis(world)
+    # the organization spends all but a tenth of a cent elsewhere
+    world.org.refresh_from_db()
+    ledger_post(
+        organization_id=world.org.pk,
+        kind=EntryKind.ADJUSTMENT,
+        amount=Decimal("0.001") - world.org.balance,
+    )
+    STATE.refresh_now()
+
+    own_redis.kill()
+    response = world.post(ask(max_tokens=10_000))  # may cost $0.1: more than is left
+
+    assert response.status_code == 402, response.text
+    assert response.json()["error"]["code"] == "insufficient_credits"
+
+
+def wait_served_by_redis(world: World, timeout: float = 10.0) -> None:
+    """Until a call is admitted by Redis again (the breaker has let a probe through)."""
+    client = redis.Redis.from_url(select.store().url)  # type: ignore[attr-defined]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert world.post(ask()).status_code == 200
+        if client.exists(f"momor:adm:org:{world.org.pk}:balance"):
+            return
+        time.sleep(0.1)
+    raise AssertionError("the gateway never went back to Redis")
+
+
+def timed(call: Callable[[], httpx.Response]) -> tuple[httpx.Response, float]:
+    started = time.monotonic()
+    response = call()
+    return response, time.monotonic() - started
+
+
+def test_calls_answer_within_seconds_while_redis_is_blackholed(
+    world: World, own_redis: RedisServer
+) -> None:
+    world.fake.script("gpt-5", usage={"prompt_tokens": 100, "completion_tokens": 10})
+    assert world.post(ask()).status_code == 200
+    own_redis.freeze()  # accepts connections, answers nothing
+    try:
+        answered = [timed(lambda: world.post(ask())) for _ in range(2)]
+        answered += [timed(lambda: world.stream(ask())) for _ in range(2)]
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            answered += list(pool.map(lambda _: timed(lambda: world.post(ask())), range(8)))
+    finally:
+        own_redis.thaw()
+
+    assert [r.status_code for r, _ in answered] == [200] * 12  # on the fallbacks
+    assert max(took for _, took in answered) < 6
+    assert all(r.text.endswith("data: [DONE]\n\n") for r, _ in answered[2:4])
+    assert drain(timeout=30)  # the journal goes to the database once the stores answer
+    ids = [r.headers["x-momor-request-id"] for r, _ in answered]
+    assert Generation.objects.filter(request_id__in=ids).count() == 12
+    assert LedgerEntry.objects.filter(organization=world.org, kind="charge").count() == 13
+    world.org.refresh_from_db()
+    assert world.org.balance == ledger_sum(world.org.pk)
+    assert select.store().open_reservations(world.org.pk, int(time.time() * 1000)) == {}
+
+
+def test_the_live_feed_gives_up_within_seconds_on_a_blackholed_redis(
+    world: World, own_redis: RedisServer, settings: Any
+) -> None:
+    settings.MOMOR_REDIS_TIMEOUT_SECONDS = 1
+    settings.CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [own_redis.url]},
+        }
+    }
+    generation = Generation.objects.create(
+        request_id="live-1", organization=world.org, status="success", created_at=timezone.now()
+    )
+    own_redis.freeze()
+    try:
+        publisher = threading.Thread(target=publish_generation, args=(generation,), daemon=True)
+        started = time.monotonic()
+        publisher.start()
+        publisher.join(10)
+        took = time.monotonic() - started
+    finally:
+        own_redis.thaw()
+
+    assert not publisher.is_alive(), "publishing a record hung on a blackholed Redis"
+    assert took < 3.5  # the Redis time-out, whatever the layer's own connection settings

@@ -1,5 +1,5 @@
 """The hot path: after warm-up a call makes no database query, on any thread of the gateway
-but the background refresher's and the record writer's; and a key revoked in the database stops
+but the background refresher's and the recorders'; and a key revoked in the database stops
 working within seconds."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from tests.gateway.calls import (
 )
 from tests.gateway.conftest import World
 
-BACKGROUND = ("momor-refresh", "momor-recorder")
+BACKGROUND = ("momor-refresh", "momor-recorder", "momor-replay")
 
 
 class QueryLog:

@@ -1,0 +1,98 @@
+"""Records that cannot be stored as generations are parked here, whole, with why; the call's
+charge still reaches the ledger, so a bad record never costs the organization nothing."""
+
+from __future__ import annotations
+
+import logging
+from decimal import Decimal
+
+from django.db import (
+    IntegrityError,
+    InterfaceError,
+    InternalError,
+    OperationalError,
+    ProgrammingError,
+    transaction,
+)
+
+from billing.generations import Stored, charge_key, posted_charge, served_cost
+from billing.ledger import ledger_post
+from billing.models import DeadLetter, EntryKind
+from billing.records import CallRecord
+from billing.storable import storable_text
+
+log = logging.getLogger(__name__)
+
+# What the database raises when it, not the record, is the problem (down, restarting, not
+# migrated): the batch is tried again. A record the database refuses raises DataError,
+# IntegrityError or a Python error instead.
+TRANSIENT = (OperationalError, InterfaceError, InternalError, ProgrammingError)
+
+
+def dead_letter_park(raw: bytes, record: CallRecord | None, problem: BaseException) -> Stored:
+    """Park a record (or a payload that did not decode) and post its charge; in the caller's
+    transaction. A record parked already is left as it is."""
+    request_id = record.request_id if record is not None else ""
+    org_id = record.organization_id if record is not None else None
+    log.error("parking the record of call %s: %s", request_id or "?", _describe(problem))
+    cost = _cost(record)
+    stored = Stored(org_id or 0, request_id)
+    if record is not None and cost is not None and cost > 0:
+        stored.charge = _charge(record, cost)
+    _letter(request_id, org_id, raw, problem, cost, stored.charge is not None)
+    return stored
+
+
+def _cost(record: CallRecord | None) -> Decimal | None:
+    if record is None:
+        return None
+    try:
+        return served_cost(record)
+    except Exception:  # prices or counts that cannot be read: parked without a charge
+        return None
+
+
+def _charge(record: CallRecord, cost: Decimal) -> tuple[int, int] | None:
+    try:
+        with transaction.atomic():
+            ledger_post(
+                organization_id=record.organization_id,
+                kind=EntryKind.CHARGE,
+                amount=-cost,
+                note=storable_text(f"{record.model} via {record.provider} (record parked)")[:300],
+                idempotency_key=charge_key(record.request_id),
+                announce=False,
+            )
+    except TRANSIENT:
+        raise
+    except Exception as exc:  # an organization that no longer exists, say
+        log.error("could not charge parked call %s: %s", record.request_id, _describe(exc))
+        return None
+    return posted_charge(record.request_id)
+
+
+def _letter(
+    request_id: str,
+    org_id: int | None,
+    raw: bytes,
+    problem: BaseException,
+    cost: Decimal | None,
+    charged: bool,
+) -> None:
+    letter = DeadLetter(
+        request_id=storable_text(request_id)[:64],
+        organization_id=org_id,
+        payload=storable_text(raw.decode("utf-8", "replace")),
+        error=storable_text(_describe(problem))[:2000],
+        cost=cost,
+        charge_posted=charged,
+    )
+    try:
+        with transaction.atomic():
+            letter.save()
+    except IntegrityError:  # parked already, when it was delivered before
+        pass
+
+
+def _describe(problem: BaseException) -> str:
+    return f"{type(problem).__name__}: {problem}"

@@ -1,0 +1,163 @@
+"""Applying the journal: its records go on to where they could not go when they were written.
+With REDIS_URL, to Redis once it answers again (settled and appended to the records stream,
+as at the end of a call); while it does not, the records whose reservation this process holds
+itself are stored in the database directly, so the ledger keeps up with calls served on the
+fallbacks. In embedded mode, every record is stored here. Storing is idempotent on the request
+id, so a record applied twice (its process died after applying, before compacting) is stored
+once. Runs on a thread of each gateway process: on start (the segments of a process that
+died), shortly after each record is journaled, and every second while anything is left."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from functools import cache
+from pathlib import Path
+
+import orjson
+from django.conf import settings
+from django.db import close_old_connections
+
+from billing.admission.redis_store import RedisStore, Settlement
+from billing.admission.select import store
+from billing.breaker import REDIS, REDIS_DOWN
+from billing.dead_letters import TRANSIENT
+from billing.journal import Journal
+from billing.records import record_from_payload
+from billing.settlements import settlement_of
+from billing.storing import records_store
+
+log = logging.getLogger(__name__)
+
+LINGER = 0.02
+RETRY_SECONDS = 1.0
+
+
+class Replayer:
+    def __init__(self) -> None:
+        self._wake = threading.Event()
+        self._replaying = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._held: list[bytes] = []
+        """Records the journal could not take (a disk that failed): applied first."""
+
+    def start(self) -> None:
+        """The replay thread; its first pass (what a process that died left) runs at once."""
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._run, name="momor-replay", daemon=True)
+            self._wake.set()
+            self._thread.start()
+
+    def nudge(self) -> None:
+        """A record was journaled: apply it soon."""
+        self._wake.set()
+
+    def hold(self, payload: bytes) -> None:
+        self._held.append(payload)
+
+    def replay(self) -> bool:
+        """Apply what is held and every segment that is ready; True when nothing is left."""
+        with self._replaying:
+            if self._held:
+                held, self._held = self._held, []
+                try:
+                    rest = apply(held)
+                except Exception:
+                    self._held[:0] = held
+                    raise
+                self._held[:0] = rest
+                if self._held:
+                    return False
+            current = journal()
+            current.rotate()
+            for path in current.ready():
+                entries = current.entries(path)
+                rest = apply(entries)
+                if rest:
+                    if len(rest) < len(entries):
+                        current.replace(path, rest)
+                    return False
+                current.discard(path)
+            return True
+
+    def _run(self) -> None:
+        left = True
+        while True:
+            woken = self._wake.wait(RETRY_SECONDS if left else None)
+            if woken:
+                time.sleep(LINGER)  # the records journaled meanwhile come along
+                self._wake.clear()
+            try:
+                left = not self.replay()
+            except Exception:
+                log.exception("could not apply the journal; trying again")
+                left = True
+
+
+def apply(payloads: list[bytes]) -> list[bytes]:
+    """Send on what a store takes now; returns the rest."""
+    if not settings.REDIS_URL:
+        return _store_directly(payloads)
+    decoded = [(payload, _settlement(payload)) for payload in payloads]
+    unreadable = [payload for payload, settlement in decoded if settlement is None]
+    readable = [settlement for _, settlement in decoded if settlement is not None]
+    if REDIS.allow() and _to_redis(readable):
+        return _store_directly(unreadable)
+    # Redis unreachable: a call whose reservation Redis holds (or may hold) waits for Redis to
+    # settle it; the others are stored now
+    waiting = [s.payload for s in readable if _held_by_redis(s)]
+    now = unreadable + [s.payload for s in readable if not _held_by_redis(s)]
+    return waiting + _store_directly(now)
+
+
+def _held_by_redis(settlement: Settlement) -> bool:
+    ticket = settlement.ticket
+    return ticket is not None and (ticket.shared or ticket.in_doubt)
+
+
+def _settlement(payload: bytes) -> Settlement | None:
+    """None for a payload that does not decode: it goes straight to the dead letters."""
+    try:
+        record = record_from_payload(orjson.loads(payload))
+    except Exception:
+        return None
+    return settlement_of(record, payload)
+
+
+def _to_redis(settlements: list[Settlement]) -> bool:
+    shared = store()
+    if not isinstance(shared, RedisStore):
+        return False
+    try:
+        shared.hand_off_many(settlements, int(time.time() * 1000))
+    except REDIS_DOWN:
+        REDIS.failed()
+        return False
+    REDIS.succeeded()
+    return True
+
+
+def _store_directly(payloads: list[bytes]) -> list[bytes]:
+    if not payloads:
+        return []
+    close_old_connections()
+    try:
+        records_store(payloads)
+    except TRANSIENT as exc:
+        log.warning("database unavailable (%s); the journal keeps its records", type(exc).__name__)
+        return payloads
+    return []
+
+
+@cache
+def journal_at(directory: str) -> Journal:
+    return Journal(Path(directory))
+
+
+def journal() -> Journal:
+    """This process's journal, in MOMOR_JOURNAL_DIR."""
+    return journal_at(str(settings.MOMOR_JOURNAL_DIR))
+
+
+REPLAYER = Replayer()

@@ -1,0 +1,35 @@
+"""What the settle script is given for a finished call: its reservation, its cost and its
+record."""
+
+from __future__ import annotations
+
+import logging
+
+from billing.admission.redis_store import Settlement
+from billing.admission.sync import key_tag
+from billing.cost import to_units
+from billing.generations import served_cost
+from billing.records import CallRecord
+
+log = logging.getLogger(__name__)
+
+
+def settlement_of(record: CallRecord, payload: bytes = b"") -> Settlement:
+    """The shared store's settlement of a call. A reservation this process issued itself names
+    nothing in Redis, unless Redis carried out an admission it did not answer in time: either
+    way, releasing it there is safe (an id Redis does not hold is left alone)."""
+    ticket = record.ticket
+    tag = ticket.key_tag if ticket is not None else key_tag(record.api_key_id, record.user_id)
+    return Settlement(
+        record.organization_id, tag, ticket, cost_units(record), record.request_id, payload
+    )
+
+
+def cost_units(record: CallRecord) -> int:
+    """The call's charge in nano-dollars; a record whose cost cannot be read is settled at 0
+    (its consumer parks it, and the charge is posted from there if it can be)."""
+    try:
+        return to_units(served_cost(record))
+    except Exception:
+        log.exception("could not price call %s", record.request_id)
+        return 0

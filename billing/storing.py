@@ -1,0 +1,106 @@
+"""Storing a batch of records (from the records stream, the journal or a Celery message): one
+transaction, each record in a savepoint of its own, so a record the database refuses never
+rolls back, retries or drops another; it is parked as a dead letter with its charge posted.
+Only a failure of the database itself fails the batch, which is then stored again whole
+(storing is idempotent on the request id)."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import orjson
+from django.contrib.auth import get_user_model
+from django.db import connection, transaction
+from django.db.models import Model
+
+from accounts.models import ApiKey, Organization
+from billing.admission.announce import charges_posted
+from billing.dead_letters import TRANSIENT, dead_letter_park
+from billing.generations import Stored, generation_store
+from billing.live import publish_generation
+from billing.records import CallRecord, record_from_payload
+from billing.storable import storable
+
+log = logging.getLogger(__name__)
+
+
+def records_store(payloads: Sequence[bytes]) -> None:
+    """Store every record of the batch, or raise one of TRANSIENT having stored none."""
+    decoded = sorted((_decode(raw) for raw in payloads), key=_lock_order)
+    with transaction.atomic():
+        _constraints_immediate()
+        known = References.of([record for _, record in decoded if isinstance(record, CallRecord)])
+        stored = [_store_one(raw, record, known) for raw, record in decoded]
+    charges_posted([(s.organization_id, s.request_id, *s.charge) for s in stored if s.charge])
+    for one in stored:
+        if one.generation is not None:
+            publish_generation(one.generation)
+
+
+def _decode(raw: bytes) -> tuple[bytes, CallRecord | Exception]:
+    try:
+        return raw, storable(record_from_payload(orjson.loads(raw)))
+    except Exception as exc:
+        return raw, exc
+
+
+def _lock_order(item: tuple[bytes, CallRecord | Exception]) -> int:
+    """Batches take organizations' balance rows in one order: two consumers never deadlock."""
+    org = getattr(item[1], "organization_id", None)
+    return org if isinstance(org, int) else -1
+
+
+def _constraints_immediate() -> None:
+    """PostgreSQL checks foreign keys when the transaction commits, which would fail the whole
+    batch for one record; checked at once, they fail that record's savepoint alone."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+
+
+@dataclass(frozen=True, slots=True)
+class References:
+    """The organizations, keys and users a batch's records name that still exist: a call whose
+    key or member was deleted since is stored without them (as deleting them would have left
+    it); one whose organization was deleted has nowhere to go and is parked."""
+
+    orgs: frozenset[int]
+    keys: frozenset[int]
+    users: frozenset[int]
+
+    @classmethod
+    def of(cls, records: list[CallRecord]) -> References:
+        return cls(
+            _existing(Organization, {r.organization_id for r in records}),
+            _existing(ApiKey, {r.api_key_id for r in records if r.api_key_id is not None}),
+            _existing(get_user_model(), {r.user_id for r in records if r.user_id is not None}),
+        )
+
+    def fit(self, record: CallRecord) -> CallRecord:
+        if record.organization_id not in self.orgs:
+            raise LookupError(f"organization {record.organization_id} does not exist")
+        key = record.api_key_id if record.api_key_id in self.keys else None
+        user = record.user_id if record.user_id in self.users else None
+        if (key, user) == (record.api_key_id, record.user_id):
+            return record
+        return dataclasses.replace(record, api_key_id=key, user_id=user)
+
+
+def _existing(model: type[Model], ids: set[int]) -> frozenset[int]:
+    valid = [i for i in ids if isinstance(i, int)]
+    return frozenset(model._default_manager.filter(pk__in=valid).values_list("pk", flat=True))
+
+
+def _store_one(raw: bytes, record: CallRecord | Exception, known: References) -> Stored:
+    if isinstance(record, Exception):
+        return dead_letter_park(raw, None, record)
+    try:
+        with transaction.atomic():
+            return generation_store(known.fit(record))
+    except TRANSIENT:
+        raise
+    except Exception as exc:
+        return dead_letter_park(raw, record, exc)

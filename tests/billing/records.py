@@ -1,0 +1,28 @@
+"""A finished call's record as the gateway hands it to billing, for tests that hand records off
+(or write them to a journal) themselves."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from billing.records import AttemptRecord, CallRecord, TokenCounts
+
+PRICES = {"prompt": "1.25", "completion": "10", "cache_read": "0", "cache_write": "0"}
+
+
+def a_record(org_id: int, *, attempt_error: str = "", **fields: Any) -> CallRecord:
+    """A served call on openai/gpt-5: 1,000 prompt and 100 completion tokens ($0.00225)."""
+    tokens = TokenCounts(prompt=1000, completion=100)
+    attempt = AttemptRecord(
+        position=0, model="openai/gpt-5", provider="openai", region="", upstream_id="gpt-5",
+        key_source="momor", prices=PRICES, http_status=200, tokens=tokens, error=attempt_error,
+    )  # fmt: skip
+    values: dict[str, Any] = {
+        "request_id": uuid.uuid4().hex, "organization_id": org_id, "api_key_id": None,
+        "user_id": None, "selectors": ["openai/gpt-5"], "streamed": False,
+        "created_at": datetime.now(tz=UTC), "status": "success", "model": "openai/gpt-5",
+        "provider": "openai", "finish_reason": "stop", "tokens": tokens, "attempts": [attempt],
+    }  # fmt: skip
+    return CallRecord(**{**values, **fields})

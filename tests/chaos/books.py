@@ -1,0 +1,131 @@
+"""The books after a scenario, read straight from the suite's PostgreSQL and Redis: every call
+that got a complete answer has exactly one record, each served call exactly one charge, no
+request id has two of either, the balance is the ledger's sum, and no reservation is open."""
+
+from __future__ import annotations
+
+import time
+from decimal import Decimal
+
+import psycopg
+import redis
+
+from billing.admission.redis_store import PREFIX
+from tests.chaos.load import Outcome
+
+
+def org_id(database_url: str, slug: str) -> int:
+    with psycopg.connect(database_url) as conn:
+        row = conn.execute(
+            "SELECT id FROM accounts_organization WHERE slug = %s", [slug]
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def recorded(database_url: str, request_ids: list[str]) -> dict[str, int]:
+    """Generations (and parked records) per request id."""
+    sql = """
+        SELECT request_id, count(*) FROM (
+            SELECT request_id FROM billing_generation WHERE request_id = ANY(%(ids)s)
+            UNION ALL
+            SELECT request_id FROM billing_deadletter WHERE request_id = ANY(%(ids)s)
+        ) AS records GROUP BY request_id
+    """
+    with psycopg.connect(database_url) as conn:
+        return {rid: n for rid, n in conn.execute(sql, {"ids": request_ids}).fetchall()}
+
+
+def wait_recorded(database_url: str, request_ids: list[str], timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if len(recorded(database_url, request_ids)) == len(set(request_ids)):
+            return
+        time.sleep(0.25)
+    missing = set(request_ids) - set(recorded(database_url, request_ids))
+    raise AssertionError(f"{len(missing)} answered calls not recorded: {sorted(missing)[:5]}")
+
+
+def assert_books_balance(
+    database_url: str, redis_url: str, slug: str, outcomes: list[Outcome]
+) -> None:
+    answered = [o for o in outcomes if o.complete]
+    ids = [o.request_id for o in answered if o.request_id]
+    assert len(ids) == len(answered), "a complete answer without X-Momor-Request-Id"
+    wait_recorded(database_url, ids)
+    org = org_id(database_url, slug)
+    with psycopg.connect(database_url) as conn:
+        assert recorded(database_url, ids) == dict.fromkeys(ids, 1)
+        _assert_one_each(conn, org)
+        _assert_served_charged(conn, [o.request_id for o in answered if o.status == 200])
+        _assert_balance(conn, org)
+    _assert_no_open_reservation(redis_url, org)
+
+
+def _assert_one_each(conn: psycopg.Connection, org: int) -> None:
+    twice = conn.execute(
+        "SELECT request_id FROM billing_generation WHERE organization_id = %s "
+        "GROUP BY request_id HAVING count(*) > 1",
+        [org],
+    ).fetchall()
+    assert twice == []
+    charged_twice = conn.execute(
+        "SELECT generation_id FROM billing_ledgerentry WHERE organization_id = %s "
+        "AND kind = 'charge' GROUP BY generation_id HAVING count(*) > 1",
+        [org],
+    ).fetchall()
+    assert charged_twice == []
+    # every charge belongs to a record, and every record that cost something has its charge
+    orphans = conn.execute(
+        "SELECT l.idempotency_key FROM billing_ledgerentry l WHERE l.organization_id = %s "
+        "AND l.kind = 'charge' AND NOT EXISTS (SELECT 1 FROM billing_generation g "
+        "WHERE 'charge:' || g.request_id = l.idempotency_key) AND NOT EXISTS "
+        "(SELECT 1 FROM billing_deadletter d WHERE 'charge:' || d.request_id = l.idempotency_key)",
+        [org],
+    ).fetchall()
+    assert orphans == []
+    uncharged = conn.execute(
+        "SELECT g.request_id FROM billing_generation g WHERE g.organization_id = %s "
+        "AND g.cost > 0 AND NOT EXISTS (SELECT 1 FROM billing_ledgerentry l "
+        "WHERE l.idempotency_key = 'charge:' || g.request_id)",
+        [org],
+    ).fetchall()
+    assert uncharged == []
+
+
+def _assert_served_charged(conn: psycopg.Connection, served: list[str | None]) -> None:
+    keys = [f"charge:{rid}" for rid in served]
+    found = conn.execute(
+        "SELECT count(*) FROM billing_ledgerentry WHERE idempotency_key = ANY(%s)", [keys]
+    ).fetchone()
+    assert found is not None and found[0] == len(keys)
+
+
+BALANCE = """
+    SELECT o.balance,
+        (SELECT sum(amount) FROM billing_ledgerentry WHERE organization_id = o.id),
+        (SELECT coalesce(sum(cost), 0) FROM billing_generation WHERE organization_id = o.id)
+        + (SELECT coalesce(sum(cost), 0) FROM billing_deadletter
+           WHERE organization_id = o.id AND charge_posted)
+    FROM accounts_organization o WHERE o.id = %s
+"""
+
+
+def _assert_balance(conn: psycopg.Connection, org: int) -> None:
+    row = conn.execute(BALANCE, [org]).fetchone()
+    assert row is not None
+    balance, total, spent = row
+    assert balance == total
+    assert balance == Decimal(1000) - spent
+
+
+def _assert_no_open_reservation(redis_url: str, org: int, wait: float = 15) -> None:
+    """Open: held and not yet expired (a killed gateway's expire after the reservation TTL)."""
+    client = redis.Redis.from_url(redis_url, socket_timeout=5)
+    key = f"{PREFIX}:org:{org}:resexp"
+    deadline = time.monotonic() + wait
+    while (held := client.zrangebyscore(key, int(time.time() * 1000), "+inf")) and (
+        time.monotonic() < deadline
+    ):
+        time.sleep(0.25)
+    assert held == []

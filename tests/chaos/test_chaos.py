@@ -1,0 +1,119 @@
+"""Nothing lost, nothing doubled, nothing hangs: real gateways (uvicorn), Celery workers,
+PostgreSQL and Redis, hundreds of plain and streamed calls, and in each scenario one fault
+part-way through. After each, the books balance (tests/chaos/books.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+
+import pytest
+
+from tests.chaos.books import assert_books_balance
+from tests.chaos.conftest import Deployment
+from tests.chaos.load import Outcome, Pool, run_load
+
+pytestmark = pytest.mark.chaos
+
+
+def load(deployment: Deployment, pool: Pool, fault: object, **sizes: int) -> list[Outcome]:
+    outcomes = asyncio.run(run_load(pool, deployment.key, fault, **sizes))  # type: ignore[arg-type]
+    answered = [o for o in outcomes if o.complete]
+    assert len(answered) >= 200, f"only {len(answered)} of {len(outcomes)} calls answered"
+    assert {o.streamed for o in answered} == {False, True}
+    return outcomes
+
+
+def check(deployment: Deployment, outcomes: list[Outcome]) -> None:
+    stores = deployment.stores
+    assert_books_balance(stores.database_url, stores.redis.url, deployment.org, outcomes)
+
+
+def test_a_worker_killed_mid_load_leaves_nothing_behind(deployment: Deployment) -> None:
+    pool = Pool([deployment.gateway().url])
+    first = deployment.worker()
+
+    def fault() -> None:
+        first.kill()
+        deployment.worker()  # claims what the first one held, once it has waited long enough
+
+    outcomes = load(deployment, pool, fault)
+
+    assert all(o.complete for o in outcomes)  # a worker is never on the path of a call
+    check(deployment, outcomes)
+
+
+def test_a_gateway_killed_mid_load_loses_no_answered_call(deployment: Deployment) -> None:
+    doomed, other = deployment.gateway("doomed"), deployment.gateway()
+    pool = Pool([doomed.url, other.url])
+    deployment.worker()
+
+    def fault() -> None:
+        doomed.kill()
+        pool.urls = [other.url]
+        pool.urls = [other.url, deployment.gateway("doomed").url]  # its host comes back
+
+    outcomes = load(deployment, pool, fault)
+
+    assert any(not o.complete for o in outcomes if o.gateway == doomed.url)
+    check(deployment, outcomes)
+
+
+def test_a_gateway_stopped_mid_load_finishes_its_calls_first(deployment: Deployment) -> None:
+    leaving, staying = deployment.gateway(), deployment.gateway()
+    pool = Pool([leaving.url, staying.url])
+    deployment.worker()
+    exited: list[tuple[int, float]] = []
+
+    def fault() -> None:
+        pool.urls = [staying.url]
+        started = time.monotonic()
+        exited.append((leaving.terminate(), time.monotonic() - started))
+
+    outcomes = load(deployment, pool, fault)
+
+    # uvicorn raises the signal again once it has shut down, to exit as SIGTERM asked
+    [(status, took)] = exited
+    assert status in (0, -signal.SIGTERM)
+    assert took < 15, "calls of a fraction of a second each should not need the grace period"
+    assert "shutdown grace period over" not in leaving.output()
+    cut = [o for o in outcomes if o.gateway == leaving.url and o.started and not o.complete]
+    assert cut == []  # every answer it had begun, it finished
+    check(deployment, outcomes)
+
+
+def test_redis_stopped_and_restarted_mid_load(deployment: Deployment) -> None:
+    pool = Pool([deployment.gateway().url, deployment.gateway().url])
+    deployment.worker()
+    redis = deployment.stores.redis
+    down: list[float] = []
+
+    def fault() -> None:
+        redis.kill()
+        started = time.monotonic()
+        time.sleep(3)  # calls go on, on the fallbacks
+        redis.start()
+        down.append(time.monotonic() - started)
+
+    outcomes = load(deployment, pool, fault)
+
+    assert down and down[0] >= 3
+    assert all(o.complete and o.status == 200 for o in outcomes)  # served on the fallbacks
+    check(deployment, outcomes)
+
+
+def test_postgresql_stopped_and_restarted_mid_load(deployment: Deployment) -> None:
+    pool = Pool([deployment.gateway().url, deployment.gateway().url])
+    deployment.worker()
+    postgres = deployment.stores.postgres
+
+    def fault() -> None:
+        postgres.stop("fast")
+        time.sleep(3)  # calls go on: no database on a warm call's path
+        postgres.start()
+
+    outcomes = load(deployment, pool, fault)
+
+    assert all(o.complete and o.status == 200 for o in outcomes)
+    check(deployment, outcomes)

@@ -1,0 +1,140 @@
+"""Redis and PostgreSQL servers a test owns: started on free ports in temporary directories,
+stopped, killed, frozen and started again by the test, never the machine's shared ones."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import psycopg
+import redis
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def wait_until(predicate: object, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():  # type: ignore[operator]
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+class RedisServer:
+    """A redis-server of the test's own; `durable` turns on the append-only file, synced on
+    every write, as a deployment that must not lose records runs it."""
+
+    def __init__(self, *, durable: bool = True) -> None:
+        self.port = free_port()
+        self.directory = Path(tempfile.mkdtemp(prefix="momor-redis-"))
+        self.durable = durable
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        command = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1"]
+        command += ["--dir", str(self.directory), "--save", "", "--daemonize", "no"]
+        command += ["--appendonly", "yes" if self.durable else "no", "--appendfsync", "always"]
+        log = (self.directory / "redis.log").open("ab")
+        self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603
+        client = redis.Redis(port=self.port, socket_timeout=1, socket_connect_timeout=1)
+        wait_until(lambda: _pings(client), 20, f"Redis on port {self.port}")
+
+    def kill(self) -> None:
+        """SIGKILL: what was acknowledged is in the append-only file."""
+        self._signal(signal.SIGKILL)
+        assert self.process is not None
+        self.process.wait(10)
+
+    def freeze(self) -> None:
+        """SIGSTOP: connections are accepted by the kernel and never answered."""
+        self._signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        self._signal(signal.SIGCONT)
+
+    def close(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.thaw()
+            self.kill()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    def _signal(self, sig: signal.Signals) -> None:
+        assert self.process is not None
+        self.process.send_signal(sig)
+
+
+def _pings(client: redis.Redis) -> bool:
+    try:
+        return bool(client.ping())
+    except redis.RedisError:
+        return False
+
+
+class PostgresServer:
+    """A PostgreSQL cluster of the test's own (initdb and pg_ctl, run as the `postgres` user
+    when the tests run as root, since PostgreSQL refuses to run as root)."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.directory = Path(tempfile.mkdtemp(prefix="momor-pg-"))
+        self.data = self.directory / "data"
+        self._bin = _postgres_bin()
+        if os.geteuid() == 0:
+            owner = pwd.getpwnam("postgres")
+            os.chown(self.directory, owner.pw_uid, owner.pw_gid)
+        self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8")
+
+    def url(self, database: str) -> str:
+        return f"postgres://postgres@127.0.0.1:{self.port}/{database}"
+
+    def start(self) -> None:
+        options = f"-p {self.port} -k {self.directory} -c listen_addresses=127.0.0.1 -c fsync=off"
+        log = str(self.directory / "postgres.log")
+        self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l", log, "-w", "start")
+
+    def stop(self, mode: str = "fast") -> None:
+        """`fast` rolls back open transactions and disconnects everyone; `immediate` is a
+        crash (the server recovers from its log on the next start)."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "stop")
+
+    def create_database(self, name: str) -> None:
+        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+    def close(self) -> None:
+        if (self.data / "postmaster.pid").exists():
+            self.stop("immediate")
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    def _run(self, program: str, *args: str) -> None:
+        command = [str(self._bin / program), *args]
+        if os.geteuid() == 0:
+            command = ["runuser", "-u", "postgres", "--", *command]
+        subprocess.run(command, check=True, capture_output=True, timeout=120)  # noqa: S603
+
+
+def _postgres_bin() -> Path:
+    found = shutil.which("pg_ctl")
+    if found:
+        return Path(found).parent
+    versions = sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: int(p.parent.name))
+    if not versions:
+        raise RuntimeError("PostgreSQL's server binaries (initdb, pg_ctl) are not installed")
+    return versions[-1]
