@@ -124,6 +124,11 @@ def _after_journal(payload: bytes, journaled: asyncio.Future[None]) -> None:
     REPLAYER.nudge()
 
 
+def running_calls() -> int:
+    """How many calls of this process are under way."""
+    return sum(not task.done() for task in _in_flight)
+
+
 def cancel_in_flight() -> int:
     """Cancel the calls still running (a shutdown's grace period is over); each is recorded as
     cancelled, billed for what it delivered."""

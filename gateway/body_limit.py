@@ -63,7 +63,7 @@ class BodyLimit:
             return
         limit = self.limit_for(scope["path"])
         if _declared_length(scope) > limit:
-            await _refuse(send, self._too_large(scope, limit))
+            await _refuse(send, self.too_large(scope, limit))
             return
         reader = _Reader(receive, limit, self.timeout)
         answer = _Answer(send)
@@ -72,10 +72,11 @@ class BodyLimit:
         except _Refused as exc:
             if answer.started:
                 raise
-            refusal = exc.error if exc.error.status != 413 else self._too_large(scope, limit)
+            refusal = exc.error if exc.error.status != 413 else self.too_large(scope, limit)
             await _refuse(send, refusal)
 
-    def _too_large(self, scope: Scope, limit: int) -> GatewayError:
+    def too_large(self, scope: Scope, limit: int) -> GatewayError:
+        """413 for a body past `limit`; 415 first on a completions route when it is not JSON."""
         if scope["path"] in GUARDED and not _is_json(scope):
             return unsupported_media_type()
         return request_too_large(limit)

@@ -27,10 +27,15 @@ from gateway.lean import LeanCompletions  # noqa: E402
 from gateway.lifespan import lifespan  # noqa: E402
 
 http_app = LeanCompletions(django_asgi_app) if settings.MOMOR_LEAN_COMPLETIONS else django_asgi_app
+body_limit = BodyLimit(http_app, settings.MOMOR_MAX_BODY_BYTES, settings.MOMOR_BODY_TIMEOUT)
+if "daphne.server" in sys.modules:  # served by Daphne: see momor/under_daphne.py
+    from momor.under_daphne import install
+
+    install(body_limit)
 
 application = ProtocolTypeRouter(
     {
-        "http": BodyLimit(http_app, settings.MOMOR_MAX_BODY_BYTES, settings.MOMOR_BODY_TIMEOUT),
+        "http": body_limit,
         "lifespan": lifespan,
         "websocket": WebsocketMessageLimit(
             AllowedHostsOriginValidator(

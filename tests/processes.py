@@ -62,13 +62,22 @@ class Process:
 
 
 class Gateway(Process):
-    def __init__(self, env: dict[str, str], log: Path) -> None:
+    """`momor.asgi:application` under uvicorn (the README's server) or Daphne (the design's
+    reference server), on a socket of its own."""
+
+    def __init__(self, env: dict[str, str], log: Path, server: str = "uvicorn") -> None:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        command = [sys.executable, "-m", "uvicorn", "momor.asgi:application", "--fd"]
-        command += [str(sock.fileno()), "--log-level", "warning", "--no-access-log"]
+        fd = str(sock.fileno())
+        if server == "daphne":
+            sock.listen()
+            command = [sys.executable, "-m", "daphne", "--fd", fd, "-v", "0"]
+            command.append("momor.asgi:application")
+        else:
+            command = [sys.executable, "-m", "uvicorn", "momor.asgi:application", "--fd", fd]
+            command += ["--log-level", "warning", "--no-access-log"]
         with log.open("ab") as out:
             process = subprocess.Popen(  # noqa: S603
                 command, cwd=ROOT, env=env, pass_fds=[sock.fileno()], stdout=out, stderr=out

@@ -30,9 +30,12 @@ def an_org(stores: Stores) -> tuple[str, str]:
     return slug, stores.manage("create_api_key", "--org", slug, "--name", "journal")
 
 
-def embedded_gateway(stores: Stores, journal: Path, **env: str) -> Gateway:
+def embedded_gateway(
+    stores: Stores, journal: Path, server: str = "uvicorn", **env: str
+) -> Gateway:
     log = stores.directory / f"embedded-{uuid.uuid4().hex[:6]}.log"
-    started = Gateway(stores.env(embedded=True, MOMOR_JOURNAL_DIR=str(journal), **env), log)
+    environment = stores.env(embedded=True, MOMOR_JOURNAL_DIR=str(journal), **env)
+    started = Gateway(environment, log, server)
     started.wait_ready()
     return started
 
@@ -114,8 +117,12 @@ def open_stream(gateway: Gateway, key: str, result: list[bytes]) -> threading.Th
     return reader
 
 
+SERVERS = pytest.mark.parametrize("server", ["uvicorn", "daphne"])
+
+
+@SERVERS
 def test_sigterm_lets_the_calls_under_way_finish_and_hands_their_records_off(
-    chaos_stores: Stores, tmp_path: Path
+    chaos_stores: Stores, tmp_path: Path, server: str
 ) -> None:
     stores = chaos_stores
     slug, key = an_org(stores)
@@ -123,7 +130,7 @@ def test_sigterm_lets_the_calls_under_way_finish_and_hands_their_records_off(
         UPSTREAM_ID, text="a b c d e f g h", chunks=8, chunk_delay=0.25,
         usage={"prompt_tokens": 12, "completion_tokens": 8},
     )  # fmt: skip
-    gateway = embedded_gateway(stores, tmp_path / "journal")
+    gateway = embedded_gateway(stores, tmp_path / "journal", server)
     results: list[list[bytes]] = [[] for _ in range(4)]
     readers = [open_stream(gateway, key, result) for result in results]
     time.sleep(0.8)  # every stream has begun and has about 1.5 s to go
@@ -140,13 +147,16 @@ def test_sigterm_lets_the_calls_under_way_finish_and_hands_their_records_off(
     assert org_id(stores.database_url, slug) > 0
 
 
+@SERVERS
 def test_past_the_grace_period_calls_are_cancelled_recorded_and_the_process_exits(
-    chaos_stores: Stores, tmp_path: Path
+    chaos_stores: Stores, tmp_path: Path, server: str
 ) -> None:
     stores = chaos_stores
     slug, key = an_org(stores)
     stores.fake.script(UPSTREAM_ID, text="word " * 40, chunks=40, chunk_delay=0.5)
-    gateway = embedded_gateway(stores, tmp_path / "journal", MOMOR_SHUTDOWN_GRACE_SECONDS="1")
+    gateway = embedded_gateway(
+        stores, tmp_path / "journal", server, MOMOR_SHUTDOWN_GRACE_SECONDS="1"
+    )
     result: list[bytes] = []
     reader = open_stream(gateway, key, result)
     time.sleep(1.5)  # a few chunks delivered, about 18 s to go
