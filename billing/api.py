@@ -11,9 +11,10 @@ from typing import Any
 from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
+from redis.exceptions import RedisError
 from rest_framework import generics, serializers
 from rest_framework.authentication import SessionAuthentication
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -47,6 +48,15 @@ class GenerationSerializer(serializers.Serializer[Generation]):
         return generation_data(instance)
 
 
+class HoldsUnknown(APIException):
+    status_code = 503
+    default_detail = (
+        "The credits held by calls in flight cannot be read right now (Redis is unreachable); "
+        "retry shortly."
+    )
+    default_code = "service_unavailable"
+
+
 class Credits(APIView):
     authentication_classes = AUTH
     permission_classes = [HasOrganization]
@@ -55,8 +65,11 @@ class Credits(APIView):
     def get(self, request: Request) -> Response:
         org = request.access.organization  # type: ignore[attr-defined]
         org.refresh_from_db(fields=["balance"])
-        reservations = store().open_reservations(org.pk, int(time.time() * 1000))
-        unposted = store().unposted(org.pk)
+        try:
+            reservations = store().open_reservations(org.pk, int(time.time() * 1000))
+            unposted = store().unposted(org.pk)
+        except RedisError:
+            raise HoldsUnknown from None
         held = sum(reservations.values()) + sum(unposted.values())
         return Response(
             {

@@ -16,9 +16,10 @@ from django.test import Client
 from drf_spectacular.validation import validate_schema
 
 from accounts.models import ApiKey, KeyKind, Organization, Role
-from billing.admission import store
+from billing.admission import select, store
 from billing.admission.base import AdmitRequest
 from billing.admission.sync import load_balance
+from billing.api import HoldsUnknown
 from billing.models import Generation
 from tests.billing.conftest import HI, World
 from tests.conftest import make_key, make_org, make_user
@@ -242,6 +243,18 @@ def test_credits_show_the_balance_and_open_reservations_to_admins(
         who: (200, expected) for who in answers
     }
     assert member.status_code == 403
+
+
+def test_credits_answer_503_not_500_while_redis_is_down(
+    acme: Organization, management: str, settings: Any
+) -> None:
+    settings.REDIS_URL = "redis://127.0.0.1:9/0"  # nothing listens there
+    select.store.cache_clear()
+
+    answer = as_key(management).get(f"{BASE}/credits/")
+
+    assert answer.status_code == 503
+    assert body(answer) == {"detail": HoldsUnknown.default_detail}
 
 
 def test_the_ledger_pages_by_cursor_for_admins_only(
