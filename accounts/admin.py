@@ -18,7 +18,7 @@ from accounts.hooks import provider_places
 from accounts.models import ApiKey, Membership, Organization, SavedKey
 
 
-class MembershipInline(admin.TabularInline):
+class MembershipInline(admin.TabularInline[Membership, Organization]):
     model = Membership
     fields = ["user", "role", "created_at"]
     readonly_fields = ["created_at"]
@@ -27,7 +27,7 @@ class MembershipInline(admin.TabularInline):
 
 
 @admin.register(Organization)
-class OrganizationAdmin(admin.ModelAdmin):
+class OrganizationAdmin(admin.ModelAdmin[Organization]):
     inlines = [MembershipInline]
     fields = ["slug", "name", "balance", "zdr_hold", "allow_deprecated", "max_model_age"]
     readonly_fields = ["balance"]
@@ -37,7 +37,7 @@ class OrganizationAdmin(admin.ModelAdmin):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(admin.ModelAdmin[ApiKey]):
     """No add form: a key's secret is shown once, by `create_api_key` or the members' UI."""
 
     fields = [
@@ -99,7 +99,7 @@ def _known_place(place: str) -> bool:
     return provider_places().has_region(root, region)
 
 
-class SavedKeyForm(forms.ModelForm):
+class SavedKeyForm(forms.ModelForm[SavedKey]):
     secret = forms.CharField(
         label="Secret",
         strip=True,
@@ -133,7 +133,7 @@ class SavedKeyForm(forms.ModelForm):
 
 @admin.register(SavedKey)
 @method_decorator(sensitive_post_parameters("secret"), name="changeform_view")
-class SavedKeyAdmin(admin.ModelAdmin):
+class SavedKeyAdmin(admin.ModelAdmin[SavedKey]):
     form = SavedKeyForm
     fields = ["organization", "provider", "label", "zdr", "secret", "state"]
     list_display = ["organization", "provider", "label", "zdr", "state", "created_at"]

@@ -95,7 +95,9 @@ class ApiKeyList(generics.ListCreateAPIView[ApiKey]):
 
 
 def _create(access: Access, data: dict[str, Any]) -> tuple[str, ApiKey]:
-    user = get_user_model().objects.filter(pk=access.user_id).first()
+    user = None
+    if access.user_id is not None:
+        user = get_user_model().objects.filter(pk=access.user_id).first()
     plain, key = api_key_create(
         organization=access.organization,
         name=data["name"],

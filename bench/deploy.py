@@ -271,6 +271,8 @@ def baseline_checkout(ref: str) -> tuple[str, Path]:
             cwd=ROOT, check=True, capture_output=True,
         )  # fmt: skip
         subprocess.run(  # noqa: S603
-            ["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True  # noqa: S607
+            ["tar", "-x", "-C", str(folder)],  # noqa: S607
+            input=archive.stdout,
+            check=True,
         )
     return commit[:12], folder

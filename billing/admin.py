@@ -30,7 +30,7 @@ class ReadOnlyAdminMixin:
         return False
 
 
-class AttemptInline(ReadOnlyAdminMixin, admin.TabularInline):
+class AttemptInline(ReadOnlyAdminMixin, admin.TabularInline[Attempt, Generation]):
     model = Attempt
     fields = [
         "position",
@@ -51,7 +51,7 @@ class AttemptInline(ReadOnlyAdminMixin, admin.TabularInline):
 
 
 @admin.register(Generation)
-class GenerationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class GenerationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin[Generation]):
     inlines = [AttemptInline]
     list_display = [
         "request_id",
@@ -74,7 +74,7 @@ class GenerationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         return f"{generation.prompt_tokens} + {generation.completion_tokens}"
 
 
-class AdjustmentForm(forms.ModelForm):
+class AdjustmentForm(forms.ModelForm[LedgerEntry]):
     """An operator's signed correction of an organization's credits."""
 
     class Meta:
@@ -90,7 +90,7 @@ class AdjustmentForm(forms.ModelForm):
 
 
 @admin.register(LedgerEntry)
-class LedgerEntryAdmin(admin.ModelAdmin):
+class LedgerEntryAdmin(admin.ModelAdmin[LedgerEntry]):
     form = AdjustmentForm
     list_display = [
         "created_at",
@@ -149,7 +149,7 @@ def _become(obj: LedgerEntry, entry: LedgerEntry) -> None:
 
 
 @admin.register(DeadLetter)
-class DeadLetterAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class DeadLetterAdmin(ReadOnlyAdminMixin, admin.ModelAdmin[DeadLetter]):
     """Records that could not be stored: what arrived, why it failed, and its charge."""
 
     list_display = ["parked_at", "request_id", "organization_id", "cost", "charge_posted", "why"]

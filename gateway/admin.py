@@ -14,6 +14,7 @@ from django.db.models import ForeignKey
 from django.http import HttpRequest
 from django.utils.decorators import method_decorator
 from django.views.decorators.debug import sensitive_post_parameters
+from django_stubs_ext import StrOrPromise
 
 from accounts.key_env import key_env_problem
 from accounts.secrets import readable
@@ -28,7 +29,7 @@ def _https_formfield(field: models.Field[Any, Any], **kwargs: Any) -> forms.Fiel
     return field.formfield(**kwargs)
 
 
-class ProviderForm(forms.ModelForm):
+class ProviderForm(forms.ModelForm[Provider]):
     new_key = forms.CharField(
         label="New key",
         required=False,
@@ -76,7 +77,7 @@ URL_OVERRIDES: dict[type[models.Field[Any, Any]], dict[str, Any]] = {
 }
 
 
-class RegionInline(admin.TabularInline):
+class RegionInline(admin.TabularInline[Region, Provider]):
     model = Region
     formfield_overrides = URL_OVERRIDES
     fields = ["name", "base_url"]
@@ -85,7 +86,7 @@ class RegionInline(admin.TabularInline):
 
 @admin.register(Provider)
 @method_decorator(sensitive_post_parameters("new_key"), name="changeform_view")
-class ProviderAdmin(admin.ModelAdmin):
+class ProviderAdmin(admin.ModelAdmin[Provider]):
     form = ProviderForm
     formfield_overrides = URL_OVERRIDES
     inlines = [RegionInline]
@@ -119,7 +120,7 @@ class ProviderAdmin(admin.ModelAdmin):
 
 
 @admin.register(CatalogModel)
-class CatalogModelAdmin(admin.ModelAdmin):
+class CatalogModelAdmin(admin.ModelAdmin[CatalogModel]):
     list_display = [
         "id", "name", "released", "deprecated", "tiers", "auto", "context_length",
         "max_output_tokens",
@@ -128,7 +129,7 @@ class CatalogModelAdmin(admin.ModelAdmin):
     search_fields = ["id"]
 
 
-class OfferingForm(forms.ModelForm):
+class OfferingForm(forms.ModelForm[Offering]):
     class Meta:
         model = Offering
         fields = [
@@ -159,15 +160,15 @@ class RegionListFilter(admin.RelatedFieldListFilter):
     """Regions with their providers in one query: a region's label names its provider."""
 
     def field_choices(
-        self, field: Any, request: HttpRequest, model_admin: admin.ModelAdmin
-    ) -> list[tuple[str, str]]:
+        self, field: Any, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
+    ) -> list[tuple[str, StrOrPromise]]:
         return [
             (str(region.pk), str(region)) for region in Region.objects.select_related("provider")
         ]
 
 
 @admin.register(Offering)
-class OfferingAdmin(admin.ModelAdmin):
+class OfferingAdmin(admin.ModelAdmin[Offering]):
     form = OfferingForm
     list_display = [
         "model",

@@ -27,7 +27,9 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+# The application a guard wraps, called with the ASGI triple: Django's handler and Channels'
+# routers each type that triple their own way.
+ASGIApp = Callable[..., Awaitable[None]]
 
 GUARDED = frozenset({"/v1/chat/completions", "/models/completions", "/api/v1/chat/completions"})
 KIB = 1024

@@ -102,7 +102,7 @@ class Model(models.Model):
         return self.id.split("/", 1)[0]
 
 
-def _price_field(help_text: str) -> models.DecimalField:
+def _price_field(help_text: str) -> models.DecimalField[Decimal, Decimal]:
     return models.DecimalField(
         max_digits=14, decimal_places=6, default=Decimal(0), help_text=help_text
     )

@@ -7,6 +7,7 @@ import logging
 import secrets
 
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
 from gateway.caller import authenticate
@@ -20,8 +21,9 @@ log = logging.getLogger(__name__)
 
 
 @csrf_exempt
-async def chat_completions(request: HttpRequest) -> HttpResponse:
+async def chat_completions(request: HttpRequest) -> HttpResponseBase:
     request_id = secrets.token_hex(16)
+    response: HttpResponseBase
     try:
         answer = await complete(
             request_id,
@@ -40,7 +42,8 @@ async def chat_completions(request: HttpRequest) -> HttpResponse:
     return response
 
 
-def _http(answer: Answer) -> HttpResponse:
+def _http(answer: Answer) -> HttpResponseBase:
+    response: HttpResponseBase
     if isinstance(answer.body, bytes):
         response = HttpResponse(answer.body, status=answer.status, content_type="application/json")
     else:

@@ -33,13 +33,17 @@ if "daphne.server" in sys.modules:  # served by Daphne: see momor/under_daphne.p
 
     install(body_limit)
 
+# Channels routes with django.urls.path, whose stub takes views alone; and URLRouter's stub
+# wants its own URLPattern subclass, which path is not typed to return.
+websocket_routes = [path("ws/generations/", GenerationFeed.as_asgi())]  # type: ignore[arg-type]
+
 application = ProtocolTypeRouter(
     {
         "http": body_limit,
         "lifespan": lifespan,
         "websocket": WebsocketMessageLimit(
             AllowedHostsOriginValidator(
-                AuthMiddlewareStack(URLRouter([path("ws/generations/", GenerationFeed.as_asgi())]))
+                AuthMiddlewareStack(URLRouter(websocket_routes))  # type: ignore[arg-type]
             ),
             settings.MOMOR_WEBSOCKET_MESSAGE_BYTES,
         ),

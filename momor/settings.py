@@ -5,9 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import dj_database_url
+import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 
 from momor.env import env_bool, env_float, env_int, env_list, env_secret, env_str
+
+# Django's generic classes (ModelAdmin[Provider], ModelForm[ApiKey]...) subscriptable at run
+# time, as the typed admin and forms declare them.
+django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -64,6 +69,8 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # the members' UI layout: organizations to switch between, the current role
+                "momor.context_processors.layout",
             ],
         },
     },
@@ -237,7 +244,6 @@ LOGOUT_REDIRECT_URL = "/accounts/login/"
 # Password reset mails go to the console unless an SMTP backend is configured.
 EMAIL_BACKEND = env_str("MOMOR_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("MOMOR_FROM_EMAIL", "momor@localhost")
-TEMPLATES[0]["OPTIONS"]["context_processors"].append("momor.context_processors.layout")  # type: ignore[index,union-attr]
 
 # Roles and sign-in (see README, "Security") -------------------------------------------
 # How long an invitation's link works.

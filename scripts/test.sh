@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs Momor's gates and whole test suite on PostgreSQL and Redis, setting up what is missing:
 # the services (installed with apt if absent, started if stopped), a virtualenv with the
-# project and its dev extra, and Debian's Chromium for the browser tests. The import
-# contracts (pyproject.toml, [tool.importlinter]) are checked first: a broken one fails the
-# run before any test.
+# project and its dev extra, and Debian's Chromium for the browser tests. The gates run
+# first, and any one failing fails the run before any test: the import contracts
+# (pyproject.toml, [tool.importlinter]), `ruff check`, `ruff format --check`, then mypy strict
+# (its Django plugin loads momor.settings, hence after the environment below).
 # Usage: bash scripts/test.sh [pytest arguments]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +25,11 @@ export MOMOR_REFRESH_SECONDS=0.2
 
 log "checking the import contracts"
 .venv/bin/lint-imports --no-logo
+log "checking lint and format (ruff)"
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
+log "checking types (mypy strict)"
+.venv/bin/mypy .
 
 status=0
 .venv/bin/python -m pytest "$@" || status=$?

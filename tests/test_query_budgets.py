@@ -2,7 +2,7 @@
 fixed number of database queries, within its budget, however many rows it shows. Each page is
 read once with a row of each kind, then again after hundreds more (generations with their
 attempts, API keys, members, invitations, ledger entries, saved provider keys, catalog
-providers and models): the count must not move."""
+providers and models, and organizations the owner may switch to): the count must not move."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ from accounts.models import (
     deployment_salt,
 )
 from accounts.secrets import encrypt_secret, hash_api_key, new_api_key, visible_prefix
+from billing.lookup import generation_detail
 from billing.models import Attempt, EntryKind, Generation, LedgerEntry
 from gateway.models import Model, Provider, Region
 from tests.conftest import make_key
@@ -60,6 +61,7 @@ class Crowd:
         self._ledger(numbers, generations)
         self._invitations(numbers)
         self._catalog(numbers)
+        self._organizations(numbers)
         self.made += count
 
     def _people(self, numbers: range) -> list[User]:
@@ -175,6 +177,15 @@ class Crowd:
             for n in numbers
         )
 
+    def _organizations(self, numbers: range) -> None:
+        """Organizations the owner also belongs to: the layout's switcher lists them all."""
+        others = Organization.objects.bulk_create(
+            Organization(slug=f"crowd-{n}", name=f"Crowd {n}") for n in numbers
+        )
+        Membership.objects.bulk_create(
+            Membership(user=self.owner, organization=other, role=Role.MEMBER) for other in others
+        )
+
 
 @pytest.fixture
 def crowd(acme: Organization, alice: User) -> Crowd:
@@ -243,6 +254,47 @@ def test_the_live_generations_table_makes_the_same_queries(
     same_queries_when_crowded(get, crowd, 7, django_assert_max_num_queries)
 
 
+MEMBER_PAGES = {
+    "/": 7,
+    "/keys/": 5,
+    "/usage/": 5,
+    "/generations/": 8,
+    "/generations/export.csv": 6,
+    "/playground/": 5,
+}
+
+
+@pytest.mark.parametrize(("path", "budget"), MEMBER_PAGES.items(), ids=list(MEMBER_PAGES))
+def test_a_members_page_makes_the_same_queries(
+    bob: User, crowd: Crowd, path: str, budget: int, django_assert_max_num_queries: Any
+) -> None:
+    make_key(crowd.org, name="bobs", created_by=bob)
+    client = signed_in(bob)
+    get = lambda: client.get(path)  # noqa: E731
+    same_queries_when_crowded(get, crowd, budget, django_assert_max_num_queries)
+
+
+def test_the_page_without_an_organization_makes_the_same_queries(
+    crowd: Crowd, django_assert_max_num_queries: Any
+) -> None:
+    loner = get_user_model().objects.create_user("loner", "loner@example.com", "pw-loner-123")
+    client = signed_in(loner)
+    get = lambda: client.get("/welcome/")  # noqa: E731
+    same_queries_when_crowded(get, crowd, 4, django_assert_max_num_queries)
+
+
+SIGNED_OUT_PAGES = {"/accounts/login/": 0, "/accounts/password_reset/": 0}
+
+
+@pytest.mark.parametrize(("path", "budget"), SIGNED_OUT_PAGES.items(), ids=list(SIGNED_OUT_PAGES))
+def test_a_signed_out_page_makes_the_same_queries(
+    crowd: Crowd, path: str, budget: int, django_assert_max_num_queries: Any
+) -> None:
+    visitor = Client()
+    get = lambda: visitor.get(path)  # noqa: E731
+    same_queries_when_crowded(get, crowd, budget, django_assert_max_num_queries)
+
+
 def test_a_members_key_page_makes_the_same_queries(
     bob: User, crowd: Crowd, django_assert_max_num_queries: Any
 ) -> None:
@@ -281,6 +333,22 @@ def test_a_list_makes_the_same_queries_with_hundreds_of_rows_for_a_session(
     same_queries_when_crowded(get, crowd, budget, django_assert_max_num_queries)
 
 
+MEMBER_LISTS = {
+    "/api/manage/keys/": 4,
+    "/api/manage/generations/": 5,
+}
+
+
+@pytest.mark.parametrize(("path", "budget"), MEMBER_LISTS.items(), ids=list(MEMBER_LISTS))
+def test_a_list_makes_the_same_queries_with_hundreds_of_rows_for_a_member(
+    bob: User, crowd: Crowd, path: str, budget: int, django_assert_max_num_queries: Any
+) -> None:
+    make_key(crowd.org, name="bobs", created_by=bob)
+    client = signed_in(bob)
+    get = lambda: client.get(path)  # noqa: E731
+    same_queries_when_crowded(get, crowd, budget, django_assert_max_num_queries)
+
+
 @pytest.mark.parametrize(("path", "budget"), LISTS.items(), ids=list(LISTS))
 def test_a_list_makes_the_same_queries_with_hundreds_of_rows_for_a_management_key(
     alice: User, crowd: Crowd, path: str, budget: int, django_assert_max_num_queries: Any
@@ -289,3 +357,22 @@ def test_a_list_makes_the_same_queries_with_hundreds_of_rows_for_a_management_ke
     client = Client(headers={"authorization": f"Bearer {plain}"})
     get = lambda: client.get(path)  # noqa: E731
     same_queries_when_crowded(get, crowd, budget, django_assert_max_num_queries)
+
+
+# A call's record (`GET /v1/generation`) lists its attempts ------------------------------
+
+
+def test_a_record_with_hundreds_of_attempts_takes_the_same_queries(
+    crowd: Crowd, django_assert_max_num_queries: Any
+) -> None:
+    def record_queries() -> tuple[int, int]:
+        with CaptureQueriesContext(connection) as captured:
+            found = generation_detail("busy", crowd.org.id)
+        assert found is not None
+        return len(captured), len(found["attempts"])
+
+    few, attempts_before = record_queries()
+    crowd.add(MANY)
+    with django_assert_max_num_queries(2):
+        many, attempts_after = record_queries()
+    assert (many, attempts_after) == (few, attempts_before + MANY)

@@ -4,6 +4,7 @@ script, so counting, expiring, checking and reserving happen atomically."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -156,6 +157,16 @@ def _key_keys(tag: str) -> tuple[str, str]:
     return f"{PREFIX}:key:{tag}:spent", f"{PREFIX}:keyres:{tag}"
 
 
+def _text(reply: bytes | str) -> str:
+    """The sync client answers bytes (no `decode_responses`); redis-py types a reply as either."""
+    return reply.decode() if isinstance(reply, bytes) else reply
+
+
+def _members(found: Iterable[object]) -> list[str]:
+    """A sorted set's members, read without scores."""
+    return [_text(member) for member in found if isinstance(member, bytes | str)]
+
+
 def _window_key(tag: str, now_ms: int) -> str:
     return f"{PREFIX}:rate:{tag}:{now_ms // 60_000}"
 
@@ -301,18 +312,18 @@ class RedisStore(AdmissionStore):
 
     def open_reservations(self, org_id: int, now_ms: int) -> dict[str, int]:
         org = _org_keys(org_id)
-        live = {m.decode() for m in self.sync.zrangebyscore(org["resexp"], now_ms + 1, "+inf")}
+        live = set(_members(self.sync.zrangebyscore(org["resexp"], now_ms + 1, "+inf")))
         held = self.sync.hgetall(org["res"])
         return {
-            rid.decode(): int(value.split(b":", 1)[0])
+            _text(rid): int(_text(value).split(":", 1)[0])
             for rid, value in held.items()
-            if rid.decode() in live
+            if _text(rid) in live
         }
 
     def oldest_unposted(self, org_id: int, count: int) -> list[str]:
         found = self.sync.zrange(_org_keys(org_id)["unpexp"], 0, count - 1)
-        return [rid.decode() for rid in found]
+        return _members(found)
 
     def unposted(self, org_id: int) -> dict[str, int]:
         held = self.sync.hgetall(_org_keys(org_id)["unp"])
-        return {rid.decode(): int(value) for rid, value in held.items()}
+        return {_text(rid): int(value) for rid, value in held.items()}

@@ -100,8 +100,9 @@ def _reconcile(target: AdmissionStore, org_id: int) -> None:
     if not held:
         return
     keys = {f"charge:{rid}": rid for rid in held}
-    for entry in LedgerEntry.objects.filter(idempotency_key__in=list(keys)).values(
-        "id", "idempotency_key", "balance_after"
-    ):
-        rid = keys[entry["idempotency_key"]]
-        target.posted(org_id, rid, to_units(entry["balance_after"]), entry["id"])
+    entries = LedgerEntry.objects.filter(idempotency_key__in=list(keys)).values_list(
+        "idempotency_key", "id", "balance_after"
+    )
+    for key, entry_id, balance_after in entries:
+        if key is not None:  # never: the filter matched it
+            target.posted(org_id, keys[key], to_units(balance_after), entry_id)

@@ -30,9 +30,7 @@ def an_org(stores: Stores) -> tuple[str, str]:
     return slug, stores.manage("create_api_key", "--org", slug, "--name", "journal")
 
 
-def embedded_gateway(
-    stores: Stores, journal: Path, server: str = "uvicorn", **env: str
-) -> Gateway:
+def embedded_gateway(stores: Stores, journal: Path, server: str = "uvicorn", **env: str) -> Gateway:
     log = stores.directory / f"embedded-{uuid.uuid4().hex[:6]}.log"
     environment = stores.env(embedded=True, MOMOR_JOURNAL_DIR=str(journal), **env)
     started = Gateway(environment, log, server)
