@@ -28,7 +28,7 @@ def configure_outbound() -> None:
     from django.conf import settings
 
     from gateway.outbound import networks
-    from gateway.providers import google_auth
+    from gateway import google_auth
 
     try:
         allowed = networks(settings.MOMOR_OUTBOUND_ALLOW)

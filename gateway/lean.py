@@ -14,7 +14,7 @@ from gateway.body_limit import GUARDED, ASGIApp, Message, Receive, Scope, Send
 from gateway.caller import authenticate_bearer
 from gateway.completion import complete
 from gateway.errors import GatewayError, internal_error
-from gateway.relay import Answer
+from gateway.attempts import Answer
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from gateway.caller import authenticate
 from gateway.completion import REQUEST_ID, complete
 from gateway.errors import GatewayError, internal_error
 from gateway.models_list import models_payload
-from gateway.relay import Answer
+from gateway.attempts import Answer
 from gateway.state import STATE
 
 log = logging.getLogger(__name__)

@@ -12,9 +12,15 @@ from typing import Any
 
 import orjson
 
-from gateway.providers.base import Failure, Reply, Usage
-
-Json = dict[str, Any]
+from gateway.providers.contract import (
+    ChatCompletion,
+    Choice,
+    ErrorObject,
+    Failure,
+    Json,
+    Reply,
+    Usage,
+)
 
 SIGNATURE_KEY = "google.thought_signature"
 FILTERED = frozenset(
