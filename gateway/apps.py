@@ -27,8 +27,8 @@ def configure_outbound() -> None:
     """Hand the outbound settings to the Django-free modules that use them."""
     from django.conf import settings
 
-    from gateway.outbound import networks
     from gateway import google_auth
+    from gateway.outbound import networks
 
     try:
         allowed = networks(settings.MOMOR_OUTBOUND_ALLOW)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
-from gateway.providers.contract import Failure, Target
 from gateway.google_auth import CredentialsError, access_token, service_account_info
+from gateway.providers.contract import Failure, Target
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,9 +43,7 @@ async def _service_account(target: Target) -> Ready:
         failure = Failure(401 if exc.refused else None, f"Vertex credentials: {exc}")
         raise CredentialsFailed(failure) from exc
     project = str(info.get("project_id") or "")
-    return Ready(
-        replace(target, secret=token, project=project), (token, str(info["private_key"]))
-    )
+    return Ready(replace(target, secret=token, project=project), (token, str(info["private_key"])))
 
 
 EXCHANGES: dict[str, Callable[[Target], Awaitable[Ready]]] = {"vertex": _service_account}

@@ -149,9 +149,8 @@ class StreamRelay:
         return encode(chunk)
 
     def _error_chunk(self, failure: Failure) -> bytes:
-        code: int | str = failure.status or 502
-        if failure.error and isinstance(failure.error.get("code"), int):
-            code = failure.error["code"]
+        named = failure.error["code"] if failure.error else None
+        code = named if isinstance(named, int) else failure.status or 502
         failure = self.attempt.failed(failure)
         offering = self.attempt.candidate.offering
         return encode(

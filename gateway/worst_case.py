@@ -64,9 +64,7 @@ def _prompt(
     return min(tokens, offering.context_length or tokens)
 
 
-def _output(
-    adapter: Adapter, target: Target, offering: OfferingInfo, body: dict[str, Any]
-) -> int:
+def _output(adapter: Adapter, target: Target, offering: OfferingInfo, body: dict[str, Any]) -> int:
     sent = adapter.output_ceiling(body, target)
     most = offering.max_output_tokens
     if sent is None:

@@ -122,7 +122,13 @@ class ChatCompletionChunk(TypedDict, total=False):
 
 def envelope(choices: list[ChunkChoice]) -> ChatCompletionChunk:
     """A chunk around these choices; id, created and model are written in by the relay."""
-    return {"id": "", "object": "chat.completion.chunk", "created": 0, "model": "", "choices": choices}
+    return {
+        "id": "",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "",
+        "choices": choices,
+    }
 
 
 def error_chunk(

@@ -25,7 +25,10 @@ class VertexAdapter(GeminiAdapter):
         out = request_body(body, target)
         return UpstreamRequest(
             url=model_url(target) + method(target.stream),
-            headers={"authorization": f"Bearer {target.secret}", "content-type": "application/json"},
+            headers={
+                "authorization": f"Bearer {target.secret}",
+                "content-type": "application/json",
+            },
             body=orjson.dumps(out),
         )
 

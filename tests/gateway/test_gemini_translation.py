@@ -3,7 +3,6 @@ recorded Gemini answers, plain and streamed, back to Chat Completions."""
 
 from __future__ import annotations
 
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 

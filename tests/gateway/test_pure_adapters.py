@@ -80,7 +80,7 @@ def test_every_adapter_translates_without_django() -> None:
 
 
 def test_the_modules_are_found() -> None:
-    modules = provider_modules()
+    modules = set(provider_modules())
 
-    assert {"gateway.providers.anthropic", "gateway.providers.openai", "gateway.providers.vertex",
-            "gateway.providers.gemini.stream", "gateway.providers.contract"} <= set(modules)  # fmt: skip
+    for name in ("anthropic", "openai", "vertex", "gemini.stream", "contract"):
+        assert f"gateway.providers.{name}" in modules

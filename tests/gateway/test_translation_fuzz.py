@@ -9,10 +9,8 @@ JSON that hypothesis draws."""
 
 from __future__ import annotations
 
-import asyncio
 import copy
 from collections.abc import Iterator
-from decimal import Decimal
 from typing import Any
 
 import orjson

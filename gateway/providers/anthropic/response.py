@@ -22,7 +22,6 @@ import orjson
 from gateway.providers.anthropic.request import REDACTED_KEY, SIGNATURE_KEY
 from gateway.providers.contract import (
     ChatCompletion,
-    Choice,
     ErrorObject,
     Failure,
     Json,

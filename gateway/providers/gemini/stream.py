@@ -140,5 +140,10 @@ class GeminiStream(StreamTranslator):
 def chunk(
     index: int, delta: Json, *, finish_reason: str | None = None, logprobs: Json | None = None
 ) -> ChatCompletionChunk:
-    choice: ChunkChoice = {"index": index, "delta": delta, "logprobs": logprobs, "finish_reason": finish_reason}
+    choice: ChunkChoice = {
+        "index": index,
+        "delta": delta,
+        "logprobs": logprobs,
+        "finish_reason": finish_reason,
+    }
     return envelope([choice])
