@@ -1,6 +1,6 @@
-"""The adapters are pure: each of their modules imports, and every adapter translates a call and
-a stream, in a fresh interpreter with no Django settings, loading nothing of Django's and
-nothing of Momor's beyond `gateway.providers`."""
+"""The adapters are pure: each of their modules imports, every adapter translates a call and a
+stream, and their tests import, in a fresh interpreter with no Django settings, loading nothing
+of Django's and nothing of Momor's beyond `gateway.providers`."""
 
 from __future__ import annotations
 
@@ -34,6 +34,13 @@ outside = sorted(
     or (name.startswith("gateway.") and not name.startswith("gateway.providers"))
 )
 print(",".join(outside))
+"""
+
+# The same for a test module, which may also load the fake upstream and the SSE decoder.
+LOADED_DJANGO = """
+import sys
+print(",".join(sorted(name for name in sys.modules if name.split(".")[0] in {
+    "django", "momor", "accounts", "billing", "rest_framework", "channels", "celery"})))
 """
 
 TRANSLATE_EVERY_ADAPTER = """
@@ -77,6 +84,24 @@ def test_every_adapter_translates_without_django() -> None:
 
     assert child.returncode == 0, child.stderr
     assert child.stdout.strip() == ""
+
+
+# The adapters' own tests: translation alone, so they need no Django either.
+ADAPTER_TESTS = [
+    "test_anthropic_translation",
+    "test_gemini_translation",
+    "test_translation_fuzz",
+    "test_reasoning",
+    "test_contract",
+]
+
+
+@pytest.mark.parametrize("name", ADAPTER_TESTS)
+def test_the_adapters_tests_import_without_django(name: str) -> None:
+    child = run_bare(f"import tests.gateway.{name}\n{LOADED_DJANGO}")
+
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.strip() == "", f"{name} loaded {child.stdout.strip()}"
 
 
 def test_the_modules_are_found() -> None:
