@@ -4,7 +4,7 @@ of the call's record, and the answer the endpoint sends (`Answer`)."""
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,7 +14,7 @@ from billing.record_building import Offer, Served, attempt_failed, attempt_serve
 from billing.records import CallRecord, TokenCounts
 from gateway.admission import Renewal
 from gateway.options import CallOptions
-from gateway.providers.contract import Body, CompletionUsage, Failure, Target, Usage
+from gateway.providers.contract import CompletionUsage, Failure, Target, Usage
 from gateway.routing import Candidate, target_of
 from gateway.upstream import UpstreamError
 
@@ -29,7 +29,7 @@ class Answer:
 @dataclass(slots=True)
 class Call:
     request_id: str
-    body: Body
+    body: Mapping[str, Any]
     body_size: int
     options: CallOptions
     candidates: list[Candidate]

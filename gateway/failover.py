@@ -21,7 +21,7 @@ from gateway.attempts import Answer, Attempt, Call, transport_message
 from gateway.credentials import CredentialsFailed, ready
 from gateway.errors import GatewayError, providers_unavailable, unsupported_parameter
 from gateway.providers import adapter_for
-from gateway.providers.contract import Adapter, CannotCarry, Failure, Reply
+from gateway.providers.contract import Adapter, CannotCarry, Failure, Reply, chat_request
 from gateway.routing import Candidate
 from gateway.streaming import StreamRelay
 from gateway.upstream import Response, UpstreamError, send
@@ -118,7 +118,7 @@ async def _open(call: Call, adapter: Adapter, attempt: Attempt) -> Response | No
     try:
         made = await ready(adapter.api, attempt.target)
         attempt.secrets = made.secrets
-        prepared = adapter.prepare(call.body, made.target)
+        prepared = adapter.prepare(chat_request(call.body), made.target)
     except CredentialsFailed as exc:
         attempt.failed(exc.failure)
         return None

@@ -21,7 +21,7 @@ from django.conf import settings
 
 from billing.cost import MILLION, byok_fee
 from gateway.providers import REGISTRY, adapter_for
-from gateway.providers.contract import Adapter, Target
+from gateway.providers.contract import Adapter, Target, chat_request
 from gateway.routing import PART_MODALITIES, Candidate, target_of
 from gateway.snapshot import OfferingInfo
 
@@ -48,7 +48,7 @@ def _cost(body: dict[str, Any], body_size: int, parts: MediaParts, candidate: Ca
     adapter = adapter_for(offering.provider.api) or REGISTRY["openai_compatible"]
     target = target_of(candidate, stream=body.get("stream") is True)
     prompt = _prompt(adapter, target, offering, body_size, parts)
-    completion = _output(adapter, target, offering, body) * adapter.answers(body)
+    completion = _output(adapter, target, offering, body) * adapter.answers(chat_request(body))
     prices = offering.prices
     dearest = max(prices.prompt, prices.cache_read, prices.cache_write)
     cost = (prompt * dearest + completion * prices.completion) / MILLION
@@ -65,7 +65,7 @@ def _prompt(
 
 
 def _output(adapter: Adapter, target: Target, offering: OfferingInfo, body: dict[str, Any]) -> int:
-    sent = adapter.output_ceiling(body, target)
+    sent = adapter.output_ceiling(chat_request(body), target)
     most = offering.max_output_tokens
     if sent is None:
         return most or settings.MOMOR_RESERVE_COMPLETION_TOKENS

@@ -12,16 +12,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, TypedDict
+from typing import Any, ClassVar, Literal, TypedDict, cast
 
 import orjson
 
 Json = dict[str, Any]
 """A JSON object read or written as a provider's own API documents it."""
-
-Body = Mapping[str, Any]
-"""The call as the client sent it, routing fields left off: a `ChatRequest` and whatever other
-fields it holds, which pass on untouched. Values are checked where they are read."""
 
 # 4xx statuses that say nothing against the call itself (the key, the rate, the clock): the
 # next candidate may well answer.
@@ -40,7 +36,9 @@ UNDOCUMENTED_FILE_TOKENS = 100 * (3_000 + 3_779)
 
 
 class ChatRequest(TypedDict, total=False):
-    """The fields of a call that adapters read; any other field passes through."""
+    """The call as the client sent it, routing fields left off: the fields adapters read are
+    named here, any other passes through untouched. Every value is the client's, checked where
+    it is read."""
 
     messages: list[Json]
     model: str
@@ -61,6 +59,7 @@ class ChatRequest(TypedDict, total=False):
     metadata: dict[str, str]
     service_tier: str
     store: bool
+    user: str
 
 
 class CompletionUsage(TypedDict, total=False):
@@ -296,7 +295,7 @@ class Adapter(ABC):
     api: ClassVar[str]
 
     @abstractmethod
-    def prepare(self, body: Body, target: Target) -> UpstreamRequest:
+    def prepare(self, body: ChatRequest, target: Target) -> UpstreamRequest:
         """The upstream request for this call on this target; raises CannotCarry."""
 
     @abstractmethod
@@ -313,12 +312,12 @@ class Adapter(ABC):
 
     # What the call can cost on this API: admission reserves the worst case of each target.
 
-    def output_ceiling(self, body: Body, target: Target) -> int | None:
+    def output_ceiling(self, body: ChatRequest, target: Target) -> int | None:
         """The output ceiling this adapter sends upstream, per answer; None when it sends none
         (the model's own maximum bounds the answer then)."""
         return positive_int(client_ceiling(body))
 
-    def answers(self, body: Body) -> int:
+    def answers(self, body: ChatRequest) -> int:
         """How many answers the provider is asked for (`n`, where the API carries it)."""
         return positive_int(body.get("n")) or 1
 
@@ -326,6 +325,16 @@ class Adapter(ABC):
         """The most prompt tokens one `image` or `file` part can cost on this API; None for a
         kind whose cost follows its bytes (audio)."""
         return {"image": UNDOCUMENTED_IMAGE_TOKENS, "file": UNDOCUMENTED_FILE_TOKENS}.get(kind)
+
+
+def chat_request(body: Mapping[str, Any]) -> ChatRequest:
+    """A JSON object body as the request it is read as (see ChatRequest)."""
+    return cast(ChatRequest, body)
+
+
+def fields(request: ChatRequest) -> Mapping[str, Any]:
+    """The request read by names held in a list, or that ChatRequest does not name."""
+    return request
 
 
 def listed(value: object, name: str) -> list[Any]:
@@ -338,7 +347,7 @@ def listed(value: object, name: str) -> list[Any]:
     return value
 
 
-def client_ceiling(body: Body) -> object:
+def client_ceiling(body: ChatRequest) -> object:
     """The call's own output ceiling as Chat Completions reads it: max_completion_tokens,
     else max_tokens."""
     ceiling = body.get("max_completion_tokens")

@@ -11,9 +11,9 @@ import orjson
 
 from gateway.providers.contract import (
     Adapter,
-    Body,
     ChatCompletion,
     ChatCompletionChunk,
+    ChatRequest,
     Event,
     Failure,
     Json,
@@ -23,6 +23,7 @@ from gateway.providers.contract import (
     Target,
     UpstreamRequest,
     Usage,
+    fields,
     openai_error,
     openai_failure,
 )
@@ -46,7 +47,7 @@ class OpenAIAdapter(Adapter):
     takes_stream_options: ClassVar[bool] = True
     reasoning_input_field: ClassVar[str | None] = None
 
-    def prepare(self, body: Body, target: Target) -> UpstreamRequest:
+    def prepare(self, body: ChatRequest, target: Target) -> UpstreamRequest:
         return UpstreamRequest(
             url=f"{target.base_url}/chat/completions",
             headers=self.auth_headers(target.secret),
@@ -56,8 +57,8 @@ class OpenAIAdapter(Adapter):
     def auth_headers(self, secret: str) -> dict[str, str]:
         return {"authorization": f"Bearer {secret}", "content-type": "application/json"}
 
-    def body(self, body: Body, target: Target) -> Json:
-        out = dict(body)
+    def body(self, body: ChatRequest, target: Target) -> Json:
+        out = dict(fields(body))
         out["model"] = target.upstream_id
         self._ceiling(out)
         if "seed" in out and self.seed_field != "seed":
@@ -121,7 +122,7 @@ class OpenAIAdapter(Adapter):
 class OpenAIOnMomorKey(OpenAIAdapter):
     """OpenAI keeps nothing on Momor's key: `store` goes as false whatever was sent."""
 
-    def body(self, body: Body, target: Target) -> Json:
+    def body(self, body: ChatRequest, target: Target) -> Json:
         out = super().body(body, target)
         if target.momor_key:
             out["store"] = False

@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import orjson
 
-from gateway.providers.contract import Body, Target, UpstreamRequest
+from gateway.providers.contract import ChatRequest, Target, UpstreamRequest
 from gateway.providers.gemini import GeminiAdapter, method
 from gateway.providers.gemini.request import request_body
 
@@ -21,7 +21,7 @@ from gateway.providers.gemini.request import request_body
 class VertexAdapter(GeminiAdapter):
     api: ClassVar[str] = "vertex"
 
-    def prepare(self, body: Body, target: Target) -> UpstreamRequest:
+    def prepare(self, body: ChatRequest, target: Target) -> UpstreamRequest:
         out = request_body(body, target)
         return UpstreamRequest(
             url=model_url(target) + method(target.stream),

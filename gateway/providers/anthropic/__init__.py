@@ -11,7 +11,7 @@ from gateway.providers.anthropic import request, response
 from gateway.providers.anthropic.stream import AnthropicStream
 from gateway.providers.contract import (
     Adapter,
-    Body,
+    ChatRequest,
     Failure,
     Reply,
     StreamTranslator,
@@ -30,7 +30,7 @@ FILE_TOKENS = 100 * (3_000 + IMAGE_TOKENS)
 class AnthropicAdapter(Adapter):
     api: ClassVar[str] = "anthropic"
 
-    def prepare(self, body: Body, target: Target) -> UpstreamRequest:
+    def prepare(self, body: ChatRequest, target: Target) -> UpstreamRequest:
         out = request.request_body(
             body, target.upstream_id, target.reasoning_efforts, target.stream
         )
@@ -53,12 +53,12 @@ class AnthropicAdapter(Adapter):
     def failure(self, status: int, data: bytes) -> Failure:
         return response.failure(status, data)
 
-    def output_ceiling(self, body: Body, target: Target) -> int | None:
+    def output_ceiling(self, body: ChatRequest, target: Target) -> int | None:
         """Anthropic is always sent a ceiling: the client's, else 4,096 plus any thinking
         budget."""
         return max(request.sent_ceiling(body, target.reasoning_efforts), 0)
 
-    def answers(self, body: Body) -> int:
+    def answers(self, body: ChatRequest) -> int:
         return 1  # n is left off
 
     def part_tokens(self, kind: str, target: Target) -> int | None:

@@ -12,7 +12,7 @@ import orjson
 
 from gateway.providers.contract import (
     Adapter,
-    Body,
+    ChatRequest,
     Failure,
     Reply,
     StreamTranslator,
@@ -39,7 +39,7 @@ def method(stream: bool) -> str:
 class GeminiAdapter(Adapter):
     api: ClassVar[str] = "gemini"
 
-    def prepare(self, body: Body, target: Target) -> UpstreamRequest:
+    def prepare(self, body: ChatRequest, target: Target) -> UpstreamRequest:
         out = request_body(body, target)
         return UpstreamRequest(
             url=f"{target.base_url}/models/{target.upstream_id}{method(target.stream)}",
@@ -56,7 +56,7 @@ class GeminiAdapter(Adapter):
     def failure(self, status: int, data: bytes) -> Failure:
         return failure_of(status, data)
 
-    def output_ceiling(self, body: Body, target: Target) -> int | None:
+    def output_ceiling(self, body: ChatRequest, target: Target) -> int | None:
         return positive_int(sent_ceiling(body))
 
     def part_tokens(self, kind: str, target: Target) -> int | None:

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from gateway.providers.contract import Body, CannotCarry, Json, Target, listed
+from gateway.providers.contract import CannotCarry, ChatRequest, Json, Target, fields, listed
 from gateway.providers.reasoning import effort_for
 
 SIGNATURE_KEY = "google.thought_signature"
@@ -44,7 +44,7 @@ SAMPLING = (
 )
 
 
-def request_body(body: Body, target: Target) -> Json:
+def request_body(body: ChatRequest, target: Target) -> Json:
     """The GenerateContentRequest for `body` on `target`; raises CannotCarry."""
     messages = body.get("messages")
     if not isinstance(messages, list):
@@ -254,7 +254,7 @@ def function_response(message: Json, names: dict[str, str]) -> Json:
 # Tools
 
 
-def tool_fields(body: Body) -> Json:
+def tool_fields(body: ChatRequest) -> Json:
     out: Json = {}
     tools = listed(body.get("tools"), "tools")
     if tools:
@@ -295,11 +295,12 @@ def calling_config(choice: object) -> Json:
 # Generation config
 
 
-def generation_config(body: Body, target: Target) -> Json:
+def generation_config(body: ChatRequest, target: Target) -> Json:
     config: Json = {}
+    given = fields(body)
     for name, gemini in SAMPLING:
-        if body.get(name) is not None:
-            config[gemini] = body[name]
+        if given.get(name) is not None:
+            config[gemini] = given[name]
     ceiling = sent_ceiling(body)
     if ceiling is not None:
         config["maxOutputTokens"] = ceiling
@@ -313,7 +314,7 @@ def generation_config(body: Body, target: Target) -> Json:
     return config
 
 
-def sent_ceiling(body: Body) -> object:
+def sent_ceiling(body: ChatRequest) -> object:
     """The output ceiling as sent (`maxOutputTokens`): max_completion_tokens when the call
     holds it, else max_tokens."""
     return body.get("max_completion_tokens", body.get("max_tokens"))
@@ -355,7 +356,7 @@ def thinking_config(asked: object, target: Target) -> Json:
     return {"thinkingLevel": effort.upper(), "includeThoughts": True}
 
 
-def extra_fields(body: Body) -> Json:
+def extra_fields(body: ChatRequest) -> Json:
     """metadata as labels (both APIs take them: the SDK sends `labels` to each) and
     service_tier as the tier Gemini names the same way; `auto` and `scale` have none."""
     out: Json = {}
