@@ -27,8 +27,8 @@ def configure_outbound() -> None:
     """Hand the outbound settings to the Django-free modules that use them."""
     from django.conf import settings
 
+    from gateway import google_auth
     from gateway.outbound import networks
-    from gateway.providers import google_auth
 
     try:
         allowed = networks(settings.MOMOR_OUTBOUND_ALLOW)

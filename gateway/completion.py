@@ -4,7 +4,7 @@ route both call `complete`.
 Once the caller is known, every way a call ends (served, refused, failed inside Momor, the
 client gone at any point, admission included) hands its record to billing exactly once, and
 the record carries the call's reservation, so the record writer releases or settles it: a
-plain answer's record is handed off here, a stream's by its relay when the stream ends."""
+plain answer's record is handed off here, a stream's by `gateway.streaming` when it ends."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from billing.admission import Ticket
 from billing.recording import make_room, record_call
 from billing.records import CallRecord
 from gateway.admission import admit, count_refused
+from gateway.attempts import Answer, Call
 from gateway.caller import Caller
 from gateway.errors import (
     GatewayError,
@@ -31,8 +32,8 @@ from gateway.errors import (
     request_too_large,
     unsupported_media_type,
 )
+from gateway.failover import answer
 from gateway.options import CallOptions, read_options, strip_routing
-from gateway.relay import Answer, Call, answer
 from gateway.routing import Candidate, candidates, needs_of, nothing_answers
 from gateway.selectors import AgeRules, resolve
 from gateway.snapshot import Catalog

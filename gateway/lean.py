@@ -10,11 +10,11 @@ import logging
 import secrets
 from collections.abc import AsyncIterator
 
+from gateway.attempts import Answer
 from gateway.body_limit import GUARDED, ASGIApp, Message, Receive, Scope, Send
 from gateway.caller import authenticate_bearer
 from gateway.completion import complete
 from gateway.errors import GatewayError, internal_error
-from gateway.relay import Answer
 
 log = logging.getLogger(__name__)
 

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from gateway.errors import GatewayError, model_not_found, unsupported_parameter
 from gateway.identity import OrgInfo
 from gateway.options import CallOptions, ProviderPrefs
+from gateway.providers.contract import Target
 from gateway.snapshot import ModelInfo, OfferingInfo
 
 KeySource = Literal["own", "momor"]
@@ -20,6 +21,22 @@ class Candidate:
     offering: OfferingInfo
     secret: str
     key_source: KeySource
+
+
+def target_of(candidate: Candidate, *, stream: bool) -> Target:
+    """What the candidate's adapter is given: the offering and key, without prices or
+    anything else of routing's."""
+    offering = candidate.offering
+    return Target(
+        base_url=offering.base_url,
+        secret=candidate.secret,
+        model_id=offering.model_id,
+        upstream_id=offering.upstream_id,
+        region=offering.region,
+        stream=stream,
+        reasoning_efforts=offering.reasoning_efforts,
+        momor_key=candidate.key_source == "momor",
+    )
 
 
 @dataclass(frozen=True, slots=True)

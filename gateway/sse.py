@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
+from gateway.providers.contract import Event
+
 DONE = b"data: [DONE]\n\n"
-
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    data: str
-    event: str = ""
 
 
 class Decoder:
@@ -55,5 +51,8 @@ class Decoder:
         return None
 
 
-def encode(chunk: dict[str, Any]) -> bytes:
+def encode(chunk: Mapping[str, Any]) -> bytes:
     return b"data: " + orjson.dumps(chunk) + b"\n\n"
+
+
+__all__ = ["DONE", "Decoder", "Event", "encode"]

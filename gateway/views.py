@@ -10,11 +10,11 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
+from gateway.attempts import Answer
 from gateway.caller import authenticate
 from gateway.completion import REQUEST_ID, complete
 from gateway.errors import GatewayError, internal_error
 from gateway.models_list import models_payload
-from gateway.relay import Answer
 from gateway.state import STATE
 
 log = logging.getLogger(__name__)

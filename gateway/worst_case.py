@@ -21,8 +21,8 @@ from django.conf import settings
 
 from billing.cost import MILLION, byok_fee
 from gateway.providers import REGISTRY, adapter_for
-from gateway.providers.base import Adapter
-from gateway.routing import PART_MODALITIES, Candidate
+from gateway.providers.contract import Adapter, Target, chat_request
+from gateway.routing import PART_MODALITIES, Candidate, target_of
 from gateway.snapshot import OfferingInfo
 
 # Where a part's cost follows its bytes, the string that holds them.
@@ -46,23 +46,26 @@ def _cost(body: dict[str, Any], body_size: int, parts: MediaParts, candidate: Ca
     offering = candidate.offering
     # An API with no adapter fails when tried; until then it counts as any compatible server.
     adapter = adapter_for(offering.provider.api) or REGISTRY["openai_compatible"]
-    prompt = _prompt(adapter, offering, body_size, parts)
-    completion = _output(adapter, offering, body) * adapter.answers(body)
+    target = target_of(candidate, stream=body.get("stream") is True)
+    prompt = _prompt(adapter, target, offering, body_size, parts)
+    completion = _output(adapter, target, offering, body) * adapter.answers(chat_request(body))
     prices = offering.prices
     dearest = max(prices.prompt, prices.cache_read, prices.cache_write)
     cost = (prompt * dearest + completion * prices.completion) / MILLION
     return cost * byok_fee() if candidate.key_source == "own" else cost
 
 
-def _prompt(adapter: Adapter, offering: OfferingInfo, body_size: int, parts: MediaParts) -> int:
+def _prompt(
+    adapter: Adapter, target: Target, offering: OfferingInfo, body_size: int, parts: MediaParts
+) -> int:
     tokens = (body_size - parts.size) // 2 + 1
     for kind, count in parts.counts.items():
-        tokens += count * (adapter.part_tokens(kind, offering) or 0)
+        tokens += count * (adapter.part_tokens(kind, target) or 0)
     return min(tokens, offering.context_length or tokens)
 
 
-def _output(adapter: Adapter, offering: OfferingInfo, body: dict[str, Any]) -> int:
-    sent = adapter.output_ceiling(body, offering)
+def _output(adapter: Adapter, target: Target, offering: OfferingInfo, body: dict[str, Any]) -> int:
+    sent = adapter.output_ceiling(chat_request(body), target)
     most = offering.max_output_tokens
     if sent is None:
         return most or settings.MOMOR_RESERVE_COMPLETION_TOKENS

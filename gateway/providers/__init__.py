@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gateway.providers.anthropic import AnthropicAdapter
-from gateway.providers.base import Adapter
+from gateway.providers.contract import Adapter
 from gateway.providers.gemini import GeminiAdapter
 from gateway.providers.openai import (
     AzureAdapter,

@@ -5,25 +5,29 @@ its reasoning as `reasoning`."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar, cast
 
 import orjson
 
-from gateway.options import CallOptions
-from gateway.providers.base import (
+from gateway.providers.contract import (
     Adapter,
+    ChatCompletion,
+    ChatCompletionChunk,
+    ChatRequest,
+    Event,
     Failure,
+    Json,
     Reply,
     StreamFailed,
     StreamTranslator,
+    Target,
     UpstreamRequest,
     Usage,
+    fields,
+    openai_error,
     openai_failure,
 )
 from gateway.providers.reasoning import answered_reasoning, effort_for, move_reasoning_back
-from gateway.routing import Candidate
-from gateway.snapshot import OfferingInfo
-from gateway.sse import Event
 
 # OpenAI's vision pricing (platform.openai.com/docs/guides/images-vision, "Calculating
 # costs"): a patch model counts at most 1,536 patches times its multiplier (2.46 for the nano
@@ -43,43 +47,38 @@ class OpenAIAdapter(Adapter):
     takes_stream_options: ClassVar[bool] = True
     reasoning_input_field: ClassVar[str | None] = None
 
-    async def prepare(
-        self, body: dict[str, Any], options: CallOptions, candidate: Candidate
-    ) -> UpstreamRequest:
-        out = self.body(body, options, candidate)
+    def prepare(self, body: ChatRequest, target: Target) -> UpstreamRequest:
         return UpstreamRequest(
-            url=f"{candidate.offering.base_url}/chat/completions",
-            headers=self.auth_headers(candidate.secret),
-            body=orjson.dumps(out),
+            url=f"{target.base_url}/chat/completions",
+            headers=self.auth_headers(target.secret),
+            body=orjson.dumps(self.body(body, target)),
         )
 
     def auth_headers(self, secret: str) -> dict[str, str]:
         return {"authorization": f"Bearer {secret}", "content-type": "application/json"}
 
-    def body(
-        self, body: dict[str, Any], options: CallOptions, candidate: Candidate
-    ) -> dict[str, Any]:
-        out = dict(body)
-        out["model"] = candidate.offering.upstream_id
+    def body(self, body: ChatRequest, target: Target) -> Json:
+        out = dict(fields(body))
+        out["model"] = target.upstream_id
         self._ceiling(out)
         if "seed" in out and self.seed_field != "seed":
             out[self.seed_field] = out.pop("seed")
-        if options.stream:
+        if target.stream:
             self._stream_options(out)
         if "reasoning_effort" in out:
-            self._effort(out, candidate.offering.reasoning_efforts)
+            self._effort(out, target.reasoning_efforts)
         if isinstance(out.get("messages"), list):
             out["messages"] = move_reasoning_back(out["messages"], self.reasoning_input_field)
         return out
 
-    def _ceiling(self, out: dict[str, Any]) -> None:
+    def _ceiling(self, out: Json) -> None:
         ceiling = out.pop("max_completion_tokens", None)
         fallback = out.pop("max_tokens", None)
         value = ceiling if ceiling is not None else fallback
         if value is not None:
             out[self.max_tokens_field] = value
 
-    def _stream_options(self, out: dict[str, Any]) -> None:
+    def _stream_options(self, out: Json) -> None:
         if not self.takes_stream_options:
             out.pop("stream_options", None)
             return
@@ -88,7 +87,7 @@ class OpenAIAdapter(Adapter):
         merged["include_usage"] = True
         out["stream_options"] = merged
 
-    def _effort(self, out: dict[str, Any], efforts: tuple[str, ...]) -> None:
+    def _effort(self, out: Json, efforts: tuple[str, ...]) -> None:
         effort = effort_for(out["reasoning_effort"], efforts)
         if effort is None:
             del out["reasoning_effort"]
@@ -106,27 +105,26 @@ class OpenAIAdapter(Adapter):
                 if isinstance(message, dict):
                     answered_reasoning(message)
                 finish = finish or str(choice.get("finish_reason") or "")
-        return Reply(body, Usage.from_openai(body.get("usage")), finish, finish)
+        usage = Usage.from_openai(body.get("usage"))
+        return Reply(cast(ChatCompletion, body), usage, finish, finish)
 
-    def stream(self, options: CallOptions) -> StreamTranslator:
+    def stream(self) -> StreamTranslator:
         return ChunkRelay()
 
     def failure(self, status: int, data: bytes) -> Failure:
         return openai_failure(status, data)
 
-    def part_tokens(self, kind: str, offering: OfferingInfo) -> int | None:
-        image = MINI_IMAGE_TOKENS if offering.model_id.endswith("gpt-4o-mini") else IMAGE_TOKENS
+    def part_tokens(self, kind: str, target: Target) -> int | None:
+        image = MINI_IMAGE_TOKENS if target.model_id.endswith("gpt-4o-mini") else IMAGE_TOKENS
         return {"image": image, "file": PAGES * (PAGE_TEXT_TOKENS + image)}.get(kind)
 
 
 class OpenAIOnMomorKey(OpenAIAdapter):
     """OpenAI keeps nothing on Momor's key: `store` goes as false whatever was sent."""
 
-    def body(
-        self, body: dict[str, Any], options: CallOptions, candidate: Candidate
-    ) -> dict[str, Any]:
-        out = super().body(body, options, candidate)
-        if candidate.key_source == "momor":
+    def body(self, body: ChatRequest, target: Target) -> Json:
+        out = super().body(body, target)
+        if target.momor_key:
             out["store"] = False
         return out
 
@@ -170,7 +168,7 @@ class CompatibleAdapter(OpenAIAdapter):
 class ChunkRelay(StreamTranslator):
     """A Chat Completions stream: chunks pass through, reasoning renamed, state noted."""
 
-    def feed(self, event: Event) -> list[dict[str, Any]]:
+    def feed(self, event: Event) -> list[ChatCompletionChunk]:
         if event.data == "[DONE]":
             self.state.finished = True
             return []
@@ -180,9 +178,9 @@ class ChunkRelay(StreamTranslator):
         if "error" in chunk and not chunk.get("choices"):
             raise StreamFailed(_stream_error(chunk["error"]))
         self._note(chunk)
-        return [chunk]
+        return [cast(ChatCompletionChunk, chunk)]
 
-    def _note(self, chunk: dict[str, Any]) -> None:
+    def _note(self, chunk: Json) -> None:
         usage = Usage.from_openai(chunk.get("usage"))
         if usage is not None:
             self.state.usage = usage
@@ -194,7 +192,7 @@ class ChunkRelay(StreamTranslator):
             if reason:
                 self.state.finish_reason = self.state.native_finish_reason = str(reason)
 
-    def close(self) -> list[dict[str, Any]]:
+    def close(self) -> list[ChatCompletionChunk]:
         if self.state.finish_reason:
             self.state.finished = True
         return []
@@ -203,11 +201,5 @@ class ChunkRelay(StreamTranslator):
 def _stream_error(error: object) -> Failure:
     if isinstance(error, dict):
         message = str(error.get("message") or "The provider reported an error mid-stream.")
-        shaped = {
-            "message": message,
-            "type": error.get("type"),
-            "param": error.get("param"),
-            "code": error.get("code"),
-        }
-        return Failure(None, message, shaped)
+        return Failure(None, message, openai_error(error, message))
     return Failure(None, "The provider reported an error mid-stream.")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from gateway.providers.contract import Json
+
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 ANSWER_FIELDS = ("reasoning_content", "reasoning_text", "thinking")
 SENT_FIELDS = ("reasoning", "reasoning_content", "reasoning_details")
@@ -28,7 +30,7 @@ def effort_for(asked: object, takes: tuple[str, ...]) -> str | None:
     return known[-1][1] if known else None
 
 
-def answered_reasoning(message: dict[str, Any]) -> None:
+def answered_reasoning(message: Json) -> None:
     """Rename a provider's reasoning field (`reasoning_content` and the like) to `reasoning`."""
     for name in ANSWER_FIELDS:
         if name in message:
@@ -38,7 +40,7 @@ def answered_reasoning(message: dict[str, Any]) -> None:
     _mistral_thinking(message)
 
 
-def _mistral_thinking(message: dict[str, Any]) -> None:
+def _mistral_thinking(message: Json) -> None:
     """Mistral's reasoning models answer content as a list of thinking and text chunks."""
     content = message.get("content")
     if not isinstance(content, list) or not any(
@@ -72,7 +74,7 @@ def _has_reasoning(message: object) -> bool:
     return isinstance(message, dict) and any(name in message for name in SENT_FIELDS)
 
 
-def _moved(message: dict[str, Any], field: str | None) -> dict[str, Any]:
+def _moved(message: Json, field: str | None) -> Json:
     out = {k: v for k, v in message.items() if k not in SENT_FIELDS}
     text = message.get("reasoning") or message.get("reasoning_content") or _details_text(message)
     if field and text:
@@ -80,7 +82,7 @@ def _moved(message: dict[str, Any], field: str | None) -> dict[str, Any]:
     return out
 
 
-def _details_text(message: dict[str, Any]) -> str:
+def _details_text(message: Json) -> str:
     details = message.get("reasoning_details")
     if not isinstance(details, list):
         return ""

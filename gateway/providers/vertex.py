@@ -1,56 +1,41 @@
-"""Vertex AI: Gemini's translation on Vertex's URL, authenticated with a service account.
+"""Vertex AI: Gemini's translation on Vertex's URL, authenticated with an access token.
 
-The key (Momor's or a saved one) is the service account JSON; it is exchanged for an access
-token (`gateway.providers.google_auth`) sent as a Bearer token. The project is the account's
-`project_id`; the location is the offering's region, or `global` for the provider's root.
+The key (Momor's or a saved one) is a service account JSON, exchanged for an access token
+before the adapter runs (`gateway.credentials`): the target's secret is the token and
+its project the account's `project_id`. The location is the offering's region, or `global` for
+the provider's root.
 
 Reference: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/inference"""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import orjson
 
-from gateway.options import CallOptions
-from gateway.providers.base import Failure, PrepareFailed, UpstreamRequest
+from gateway.providers.contract import ChatRequest, Target, UpstreamRequest
 from gateway.providers.gemini import GeminiAdapter, method
 from gateway.providers.gemini.request import request_body
-from gateway.providers.google_auth import CredentialsError, access_token, service_account_info
-from gateway.routing import Candidate
-from gateway.snapshot import OfferingInfo
 
 
 class VertexAdapter(GeminiAdapter):
     api: ClassVar[str] = "vertex"
 
-    async def prepare(
-        self, body: dict[str, Any], options: CallOptions, candidate: Candidate
-    ) -> UpstreamRequest:
-        out = request_body(body, candidate.offering)
-        try:
-            info = service_account_info(candidate.secret)
-            token = await access_token(candidate.secret, info)
-        except CredentialsError as exc:
-            raise PrepareFailed(_credentials_failure(exc)) from exc
+    def prepare(self, body: ChatRequest, target: Target) -> UpstreamRequest:
+        out = request_body(body, target)
         return UpstreamRequest(
-            url=model_url(candidate.offering, str(info.get("project_id") or ""))
-            + method(options.stream),
-            headers={"authorization": f"Bearer {token}", "content-type": "application/json"},
+            url=model_url(target) + method(target.stream),
+            headers={
+                "authorization": f"Bearer {target.secret}",
+                "content-type": "application/json",
+            },
             body=orjson.dumps(out),
-            secrets=(token, str(info["private_key"])),
         )
 
 
-def model_url(offering: OfferingInfo, project: str) -> str:
-    location = offering.region or "global"
+def model_url(target: Target) -> str:
+    location = target.region or "global"
     return (
-        f"{offering.base_url}/projects/{project}/locations/{location}"
-        f"/publishers/google/models/{offering.upstream_id}"
+        f"{target.base_url}/projects/{target.project}/locations/{location}"
+        f"/publishers/google/models/{target.upstream_id}"
     )
-
-
-def _credentials_failure(exc: CredentialsError) -> Failure:
-    """A refused service account fails like a refused key (401); an unreachable token
-    endpoint like an unreachable provider."""
-    return Failure(401 if exc.refused else None, f"Vertex credentials: {exc}")

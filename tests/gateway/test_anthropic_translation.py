@@ -5,23 +5,18 @@ idea of valid (the anthropic SDK's request types and the API's own rules)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gateway.options import CallOptions, ProviderPrefs
 from gateway.providers import adapter_for
 from gateway.providers.anthropic import AnthropicAdapter
 from gateway.providers.anthropic.request import request_body
 from gateway.providers.anthropic.response import failure, reply
 from gateway.providers.anthropic.stream import AnthropicStream
-from gateway.providers.base import CannotCarry, Failure, StreamFailed, Usage
-from gateway.routing import Candidate
-from gateway.snapshot import OfferingInfo, Prices, ProviderInfo
+from gateway.providers.contract import CannotCarry, Failure, StreamFailed, Target, Usage
 from gateway.sse import Decoder
 from gateway.testing.fake_anthropic import invalid
 
@@ -50,27 +45,16 @@ def streamed(name: str) -> tuple[AnthropicStream, list[dict[str, Any]]]:
     return translator, [chunk for event in events for chunk in translator.feed(event)]
 
 
-def candidate(efforts: tuple[str, ...] = BUDGET_EFFORTS) -> Candidate:
-    provider = ProviderInfo("anthropic", "Anthropic", "anthropic", "https://api.example", False, "")
-    prices = Prices(Decimal(3), Decimal(15), Decimal("0.3"), Decimal("3.75"))
-    offering = OfferingInfo(
-        1,
-        "anthropic/claude-sonnet-4-5",
-        provider,
-        "",
-        "https://api.example",
-        SONNET,
-        prices,
-        True,
-        True,
-        efforts,
-        frozenset({"image", "file"}),
+def target(stream: bool = False) -> Target:
+    return Target(
+        base_url="https://api.example",
+        secret="sk-ant-secret",
+        model_id="anthropic/claude-sonnet-4-5",
+        upstream_id=SONNET,
+        stream=stream,
+        reasoning_efforts=BUDGET_EFFORTS,
+        momor_key=True,
     )
-    return Candidate(offering, "sk-ant-secret", "momor")
-
-
-def options(stream: bool = False) -> CallOptions:
-    return CallOptions(("anthropic/claude-sonnet-4-5",), ProviderPrefs(), stream, stream)
 
 
 # Request: the adapter and the table's rows
@@ -81,7 +65,7 @@ def test_it_is_the_registered_adapter_for_anthropic() -> None:
 
 
 def test_it_posts_to_the_messages_api_with_the_key_and_version_headers() -> None:
-    prepared = asyncio.run(AnthropicAdapter().prepare({"messages": ASK}, options(), candidate()))
+    prepared = AnthropicAdapter().prepare({"messages": ASK}, target())
 
     assert prepared.url == "https://api.example/v1/messages"
     assert prepared.headers == {
@@ -97,9 +81,7 @@ def test_it_posts_to_the_messages_api_with_the_key_and_version_headers() -> None
 
 
 def test_a_streamed_call_asks_for_a_stream() -> None:
-    prepared = asyncio.run(
-        AnthropicAdapter().prepare({"messages": ASK}, options(stream=True), candidate())
-    )
+    prepared = AnthropicAdapter().prepare({"messages": ASK}, target(stream=True))
 
     assert json.loads(prepared.body)["stream"] is True
 

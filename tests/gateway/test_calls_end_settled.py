@@ -22,7 +22,7 @@ from billing.admission.select import local_store
 from billing.models import Attempt, Generation
 from billing.recording import drain
 from gateway.providers import REGISTRY, register
-from gateway.providers.base import StreamTranslator
+from gateway.providers.contract import StreamTranslator
 from gateway.providers.openai import OpenAIAdapter
 from tests.conftest import make_user
 from tests.gateway.calls import (
@@ -271,7 +271,7 @@ class BrokenStreams(OpenAIAdapter):
 
     api = "broken"
 
-    def stream(self, options: Any) -> StreamTranslator:
+    def stream(self) -> StreamTranslator:
         raise RuntimeError("no translator")
 
 

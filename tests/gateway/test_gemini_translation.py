@@ -3,18 +3,16 @@ recorded Gemini answers, plain and streamed, back to Chat Completions."""
 
 from __future__ import annotations
 
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
-from gateway.providers.base import CannotCarry, StreamFailed, Usage
+from gateway.providers.contract import CannotCarry, StreamFailed, Target, Usage
 from gateway.providers.gemini.request import request_body
 from gateway.providers.gemini.response import failure_of, reply_of
 from gateway.providers.gemini.stream import GeminiStream
-from gateway.snapshot import OfferingInfo, Prices, ProviderInfo
 from gateway.sse import Decoder
 from gateway.testing.fake_gemini import invalid
 
@@ -27,23 +25,13 @@ def fixture(name: str) -> Any:
     return orjson.loads((FIXTURES / name).read_bytes())
 
 
-def offering(
-    upstream_id: str = "gemini-3-pro-preview", efforts: tuple[str, ...] = ()
-) -> OfferingInfo:
-    provider = ProviderInfo("gemini", "Gemini", "gemini", "https://g.test/v1beta", False, "")
-    zero = Decimal(0)
-    return OfferingInfo(
-        id=1,
+def offering(upstream_id: str = "gemini-3-pro-preview", efforts: tuple[str, ...] = ()) -> Target:
+    return Target(
+        base_url="https://g.test/v1beta",
+        secret="",
         model_id="google/gemini-3-pro",
-        provider=provider,
-        region="",
-        base_url=provider.base_url,
         upstream_id=upstream_id,
-        prices=Prices(zero, zero, zero, zero),
-        tools=True,
-        json_schema=True,
         reasoning_efforts=efforts,
-        input_modalities=frozenset(),
     )
 
 

@@ -9,10 +9,8 @@ JSON that hypothesis draws."""
 
 from __future__ import annotations
 
-import asyncio
 import copy
 from collections.abc import Iterator
-from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -20,11 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gateway.options import CallOptions, ProviderPrefs
 from gateway.providers import REGISTRY
-from gateway.providers.base import Adapter, CannotCarry
-from gateway.routing import Candidate
-from gateway.snapshot import OfferingInfo, Prices, ProviderInfo
+from gateway.providers.contract import Adapter, CannotCarry, Target
 
 Path = tuple[str | int, ...]
 
@@ -144,20 +139,22 @@ def mutated(path: Path, value: Any, *, remove: bool = False) -> dict[str, Any]:
     return body
 
 
-def candidate(api: str, upstream_id: str) -> Candidate:
-    provider = ProviderInfo(api, api, api, "https://upstream.example", False, "secret")
-    prices = Prices(Decimal(1), Decimal(2), Decimal(0), Decimal(0))
-    offering = OfferingInfo(
-        1, "acme/model", provider, "", "https://upstream.example", upstream_id, prices,
-        True, True, ("low", "medium", "high"), frozenset({"image", "file", "audio"}),
-    )  # fmt: skip
-    return Candidate(offering, "secret", "momor")
+def target(upstream_id: str, stream: bool) -> Target:
+    return Target(
+        base_url="https://upstream.example",
+        secret="secret",
+        model_id="acme/model",
+        upstream_id=upstream_id,
+        stream=stream,
+        reasoning_efforts=("low", "medium", "high"),
+        momor_key=True,
+        project="acme-project",
+    )
 
 
-# Vertex sends Gemini's translation (`request_body`, tried here through the Gemini adapter);
-# its prepare also exchanges a service account for a token, which is not translation.
-TRANSLATING = sorted(api for api in REGISTRY if api != "vertex")
-UPSTREAM_IDS = {"gemini": ["gemini-2.5-flash", "gemini-3-pro"], "anthropic": ["claude-x"]}
+TRANSLATING = sorted(REGISTRY)
+GEMINI_IDS = ["gemini-2.5-flash", "gemini-3-pro"]
+UPSTREAM_IDS = {"gemini": GEMINI_IDS, "vertex": GEMINI_IDS, "anthropic": ["claude-x"]}
 
 
 def outcomes(body: dict[str, Any]) -> Iterator[tuple[str, str, bool, Any]]:
@@ -170,10 +167,8 @@ def outcomes(body: dict[str, Any]) -> Iterator[tuple[str, str, bool, Any]]:
 
 
 def _translate(adapter: Adapter, body: dict[str, Any], upstream_id: str, stream: bool) -> Any:
-    options = CallOptions(("acme/model",), ProviderPrefs(), stream, False)
-    chosen = candidate(adapter.api, upstream_id)
     try:
-        prepared = asyncio.run(adapter.prepare(copy.deepcopy(body), options, chosen))
+        prepared = adapter.prepare(copy.deepcopy(body), target(upstream_id, stream))
     except CannotCarry as exc:
         return exc
     return orjson.loads(prepared.body)

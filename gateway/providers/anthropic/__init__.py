@@ -3,16 +3,21 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import orjson
 
-from gateway.options import CallOptions
 from gateway.providers.anthropic import request, response
 from gateway.providers.anthropic.stream import AnthropicStream
-from gateway.providers.base import Adapter, Failure, Reply, StreamTranslator, UpstreamRequest
-from gateway.routing import Candidate
-from gateway.snapshot import OfferingInfo
+from gateway.providers.contract import (
+    Adapter,
+    ChatRequest,
+    Failure,
+    Reply,
+    StreamTranslator,
+    Target,
+    UpstreamRequest,
+)
 
 API_VERSION = "2023-06-01"
 # Anthropic's vision docs: an image over 1,568 pixels on its long edge or about 1,600 tokens
@@ -25,17 +30,14 @@ FILE_TOKENS = 100 * (3_000 + IMAGE_TOKENS)
 class AnthropicAdapter(Adapter):
     api: ClassVar[str] = "anthropic"
 
-    async def prepare(
-        self, body: dict[str, Any], options: CallOptions, candidate: Candidate
-    ) -> UpstreamRequest:
-        offering = candidate.offering
+    def prepare(self, body: ChatRequest, target: Target) -> UpstreamRequest:
         out = request.request_body(
-            body, offering.upstream_id, offering.reasoning_efforts, options.stream
+            body, target.upstream_id, target.reasoning_efforts, target.stream
         )
         return UpstreamRequest(
-            url=f"{offering.base_url}/v1/messages",
+            url=f"{target.base_url}/v1/messages",
             headers={
-                "x-api-key": candidate.secret,
+                "x-api-key": target.secret,
                 "anthropic-version": API_VERSION,
                 "content-type": "application/json",
             },
@@ -45,19 +47,19 @@ class AnthropicAdapter(Adapter):
     def reply(self, data: bytes) -> Reply:
         return response.reply(data)
 
-    def stream(self, options: CallOptions) -> StreamTranslator:
+    def stream(self) -> StreamTranslator:
         return AnthropicStream()
 
     def failure(self, status: int, data: bytes) -> Failure:
         return response.failure(status, data)
 
-    def output_ceiling(self, body: dict[str, Any], offering: OfferingInfo) -> int | None:
+    def output_ceiling(self, body: ChatRequest, target: Target) -> int | None:
         """Anthropic is always sent a ceiling: the client's, else 4,096 plus any thinking
         budget."""
-        return max(request.sent_ceiling(body, offering.reasoning_efforts), 0)
+        return max(request.sent_ceiling(body, target.reasoning_efforts), 0)
 
-    def answers(self, body: dict[str, Any]) -> int:
+    def answers(self, body: ChatRequest) -> int:
         return 1  # n is left off
 
-    def part_tokens(self, kind: str, offering: OfferingInfo) -> int | None:
+    def part_tokens(self, kind: str, target: Target) -> int | None:
         return {"image": IMAGE_TOKENS, "file": FILE_TOKENS}.get(kind)

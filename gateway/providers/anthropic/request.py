@@ -40,10 +40,8 @@ from typing import Any
 
 import orjson
 
-from gateway.providers.base import CannotCarry, listed
+from gateway.providers.contract import CannotCarry, ChatRequest, Json, fields, listed
 from gateway.providers.reasoning import effort_for
-
-Json = dict[str, Any]
 
 DEFAULT_MAX_TOKENS = 4096
 MIN_BUDGET = 1024
@@ -64,7 +62,9 @@ SERVICE_TIERS = {"auto": "auto", "default": "standard_only"}
 TOOL_CHOICES = {"auto": "auto", "required": "any", "none": "none"}
 
 
-def request_body(body: Json, upstream_id: str, efforts: tuple[str, ...], stream: bool) -> Json:
+def request_body(
+    body: ChatRequest, upstream_id: str, efforts: tuple[str, ...], stream: bool
+) -> Json:
     """The Messages API body for this call on this offering; raises CannotCarry."""
     found = body.get("messages")
     messages: list[Any] = found if isinstance(found, list) else []
@@ -85,13 +85,13 @@ def request_body(body: Json, upstream_id: str, efforts: tuple[str, ...], stream:
 # Reasoning and the ceiling
 
 
-def sent_ceiling(body: Json, efforts: tuple[str, ...]) -> int:
+def sent_ceiling(body: ChatRequest, efforts: tuple[str, ...]) -> int:
     """The `max_tokens` the call is sent with on an offering taking these efforts."""
     ceiling: int = _reasoning_and_ceiling(body, efforts)["max_tokens"]
     return ceiling
 
 
-def _reasoning_and_ceiling(body: Json, efforts: tuple[str, ...]) -> Json:
+def _reasoning_and_ceiling(body: ChatRequest, efforts: tuple[str, ...]) -> Json:
     ceiling = _client_ceiling(body)
     asked = body.get("reasoning_effort")
     effort = None if asked in (None, "none") else effort_for(asked, efforts)
@@ -114,7 +114,7 @@ def _reasoning_and_ceiling(body: Json, efforts: tuple[str, ...]) -> Json:
     }
 
 
-def _client_ceiling(body: Json) -> int | None:
+def _client_ceiling(body: ChatRequest) -> int | None:
     for name in ("max_completion_tokens", "max_tokens"):
         value = body.get(name)
         if isinstance(value, int) and not isinstance(value, bool):
@@ -125,8 +125,9 @@ def _client_ceiling(body: Json) -> int | None:
 # Sampling and other one-to-one fields
 
 
-def _sampling(body: Json) -> Json:
-    out: Json = {name: body[name] for name in PASSED_AS_IS if body.get(name) is not None}
+def _sampling(body: ChatRequest) -> Json:
+    given = fields(body)
+    out: Json = {name: given[name] for name in PASSED_AS_IS if given.get(name) is not None}
     stop = body.get("stop")
     if isinstance(stop, str):
         out["stop_sequences"] = [stop]
@@ -141,7 +142,7 @@ def _sampling(body: Json) -> Json:
     return out
 
 
-def _structured_output(body: Json, out: Json) -> None:
+def _structured_output(body: ChatRequest, out: Json) -> None:
     """json_schema as `output_config.format` (Anthropic's structured outputs, GA); json_object
     has no counterpart and is left off."""
     response_format = body.get("response_format")
@@ -159,7 +160,7 @@ def _structured_output(body: Json, out: Json) -> None:
 # Tools
 
 
-def _tools(body: Json) -> Json:
+def _tools(body: ChatRequest) -> Json:
     out: Json = {}
     tools = [tool_definition(t) for t in listed(body.get("tools"), "tools") if _is_function(t)]
     if tools:

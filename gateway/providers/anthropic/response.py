@@ -20,9 +20,14 @@ from typing import Any
 import orjson
 
 from gateway.providers.anthropic.request import REDACTED_KEY, SIGNATURE_KEY
-from gateway.providers.base import Failure, Reply, Usage
-
-Json = dict[str, Any]
+from gateway.providers.contract import (
+    ChatCompletion,
+    ErrorObject,
+    Failure,
+    Json,
+    Reply,
+    Usage,
+)
 
 FINISH_REASONS = {
     "end_turn": "stop",
@@ -107,7 +112,7 @@ def reply(data: bytes) -> Reply:
     native = str(answer.get("stop_reason") or "")
     usage = usage_of(answer.get("usage"))
     finish = finish_reason(native)
-    body: Json = {
+    body: ChatCompletion = {
         "id": "",
         "object": "chat.completion",
         "created": int(time.time()),
@@ -172,6 +177,6 @@ def stream_failure(error: object) -> Failure:
     return Failure(ERROR_STATUSES.get(str(error.get("type")), 500), message, openai_error(error))
 
 
-def openai_error(error: Json) -> Json:
+def openai_error(error: Json) -> ErrorObject:
     kind = ERROR_TYPES.get(str(error.get("type")), "server_error")
     return {"message": str(error.get("message")), "type": kind, "param": None, "code": None}

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import orjson
 
@@ -33,10 +33,16 @@ from gateway.providers.anthropic.response import (
     tool_call,
     usage_of,
 )
-from gateway.providers.base import StreamFailed, StreamTranslator
-from gateway.sse import Event
+from gateway.providers.contract import (
+    ChatCompletionChunk,
+    Event,
+    Json,
+    StreamFailed,
+    StreamTranslator,
+    envelope,
+)
 
-Json = dict[str, Any]
+Chunks = list[ChatCompletionChunk]
 
 
 @dataclass
@@ -56,7 +62,7 @@ class AnthropicStream(StreamTranslator):
         self.tools = 0
         self.usage: Json = {}
 
-    def feed(self, event: Event) -> list[Json]:
+    def feed(self, event: Event) -> Chunks:
         data = orjson.loads(event.data)
         if not isinstance(data, dict):
             return []
@@ -66,12 +72,12 @@ class AnthropicStream(StreamTranslator):
         handler = self._handlers.get(str(kind))
         return handler(self, data) if handler else []
 
-    def _message_start(self, data: Json) -> list[Json]:
+    def _message_start(self, data: Json) -> Chunks:
         message = data.get("message") or {}
         self.usage.update(message.get("usage") or {})
         return [chunk({"role": "assistant", "content": ""})]
 
-    def _block_start(self, data: Json) -> list[Json]:
+    def _block_start(self, data: Json) -> Chunks:
         block = data.get("content_block") or {}
         kind = str(block.get("type"))
         state = self.blocks[int(data.get("index") or 0)] = Block(kind)
@@ -86,7 +92,7 @@ class AnthropicStream(StreamTranslator):
             return [chunk({"tool_calls": [call]})]
         return []
 
-    def _block_delta(self, data: Json) -> list[Json]:
+    def _block_delta(self, data: Json) -> Chunks:
         state = self.blocks.get(int(data.get("index") or 0))
         delta = data.get("delta") or {}
         kind = delta.get("type")
@@ -102,14 +108,14 @@ class AnthropicStream(StreamTranslator):
             return [chunk({"tool_calls": [call]})]
         return []
 
-    def _block_stop(self, data: Json) -> list[Json]:
+    def _block_stop(self, data: Json) -> Chunks:
         state = self.blocks.pop(int(data.get("index") or 0), None)
         if state is None or state.kind != "thinking":
             return []
         detail = thinking_detail("".join(state.thinking), state.signature)
         return [chunk({"reasoning_details": [detail]})]
 
-    def _message_delta(self, data: Json) -> list[Json]:
+    def _message_delta(self, data: Json) -> Chunks:
         self.usage.update({k: v for k, v in (data.get("usage") or {}).items() if v is not None})
         native = (data.get("delta") or {}).get("stop_reason")
         if not native:
@@ -118,12 +124,12 @@ class AnthropicStream(StreamTranslator):
         self.state.finish_reason = finish_reason(native)
         return [chunk({}, self.state.finish_reason)]
 
-    def _message_stop(self, data: Json) -> list[Json]:
+    def _message_stop(self, data: Json) -> Chunks:
         usage = self.state.usage = usage_of(self.usage)
         self.state.finished = True
         return [{**envelope([]), "usage": usage.as_openai()}]
 
-    _handlers: ClassVar[dict[str, Callable[[AnthropicStream, Json], list[Json]]]] = {
+    _handlers: ClassVar[dict[str, Callable[[AnthropicStream, Json], Chunks]]] = {
         "message_start": _message_start,
         "content_block_start": _block_start,
         "content_block_delta": _block_delta,
@@ -133,15 +139,5 @@ class AnthropicStream(StreamTranslator):
     }
 
 
-def envelope(choices: list[Json]) -> Json:
-    return {
-        "id": "",
-        "object": "chat.completion.chunk",
-        "created": 0,
-        "model": "",
-        "choices": choices,
-    }
-
-
-def chunk(delta: Json, finish: str | None = None) -> Json:
+def chunk(delta: Json, finish: str | None = None) -> ChatCompletionChunk:
     return envelope([{"index": 0, "delta": delta, "finish_reason": finish}])

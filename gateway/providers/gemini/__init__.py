@@ -6,24 +6,23 @@ Reference: https://ai.google.dev/api/generate-content"""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import orjson
 
-from gateway.options import CallOptions
-from gateway.providers.base import (
+from gateway.providers.contract import (
     Adapter,
+    ChatRequest,
     Failure,
     Reply,
     StreamTranslator,
+    Target,
     UpstreamRequest,
     positive_int,
 )
 from gateway.providers.gemini.request import request_body, sent_ceiling
 from gateway.providers.gemini.response import failure_of, reply_of
 from gateway.providers.gemini.stream import GeminiStream
-from gateway.routing import Candidate
-from gateway.snapshot import OfferingInfo
 
 # Gemini's token counting and media resolution docs: an image costs 258 tokens per 768-pixel
 # tile on Gemini 2 (bounded here by an image of 6,144 x 6,144 pixels: 64 tiles), 1,120 on
@@ -40,30 +39,27 @@ def method(stream: bool) -> str:
 class GeminiAdapter(Adapter):
     api: ClassVar[str] = "gemini"
 
-    async def prepare(
-        self, body: dict[str, Any], options: CallOptions, candidate: Candidate
-    ) -> UpstreamRequest:
-        out = request_body(body, candidate.offering)
-        offering = candidate.offering
+    def prepare(self, body: ChatRequest, target: Target) -> UpstreamRequest:
+        out = request_body(body, target)
         return UpstreamRequest(
-            url=f"{offering.base_url}/models/{offering.upstream_id}{method(options.stream)}",
-            headers={"x-goog-api-key": candidate.secret, "content-type": "application/json"},
+            url=f"{target.base_url}/models/{target.upstream_id}{method(target.stream)}",
+            headers={"x-goog-api-key": target.secret, "content-type": "application/json"},
             body=orjson.dumps(out),
         )
 
     def reply(self, data: bytes) -> Reply:
         return reply_of(data)
 
-    def stream(self, options: CallOptions) -> StreamTranslator:
+    def stream(self) -> StreamTranslator:
         return GeminiStream()
 
     def failure(self, status: int, data: bytes) -> Failure:
         return failure_of(status, data)
 
-    def output_ceiling(self, body: dict[str, Any], offering: OfferingInfo) -> int | None:
+    def output_ceiling(self, body: ChatRequest, target: Target) -> int | None:
         return positive_int(sent_ceiling(body))
 
-    def part_tokens(self, kind: str, offering: OfferingInfo) -> int | None:
+    def part_tokens(self, kind: str, target: Target) -> int | None:
         return {"image": IMAGE_TOKENS, "file": FILE_TOKENS}.get(kind)
 
 

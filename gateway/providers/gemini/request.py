@@ -17,11 +17,8 @@ from typing import Any
 
 import orjson
 
-from gateway.providers.base import CannotCarry, listed
+from gateway.providers.contract import CannotCarry, ChatRequest, Json, Target, fields, listed
 from gateway.providers.reasoning import effort_for
-from gateway.snapshot import OfferingInfo
-
-Json = dict[str, Any]
 
 SIGNATURE_KEY = "google.thought_signature"
 # Gemini 3 checks that each function call of the current turn carries its thought signature;
@@ -47,8 +44,8 @@ SAMPLING = (
 )
 
 
-def request_body(body: Json, offering: OfferingInfo) -> Json:
-    """The GenerateContentRequest for `body` on `offering`; raises CannotCarry."""
+def request_body(body: ChatRequest, target: Target) -> Json:
+    """The GenerateContentRequest for `body` on `target`; raises CannotCarry."""
     messages = body.get("messages")
     if not isinstance(messages, list):
         raise CannotCarry("the call has no messages")
@@ -57,7 +54,7 @@ def request_body(body: Json, offering: OfferingInfo) -> Json:
     if system:
         out["systemInstruction"] = {"parts": system}
     out.update(tool_fields(body))
-    config = generation_config(body, offering)
+    config = generation_config(body, target)
     if config:
         out["generationConfig"] = config
     out.update(extra_fields(body))
@@ -257,7 +254,7 @@ def function_response(message: Json, names: dict[str, str]) -> Json:
 # Tools
 
 
-def tool_fields(body: Json) -> Json:
+def tool_fields(body: ChatRequest) -> Json:
     out: Json = {}
     tools = listed(body.get("tools"), "tools")
     if tools:
@@ -298,11 +295,12 @@ def calling_config(choice: object) -> Json:
 # Generation config
 
 
-def generation_config(body: Json, offering: OfferingInfo) -> Json:
+def generation_config(body: ChatRequest, target: Target) -> Json:
     config: Json = {}
+    given = fields(body)
     for name, gemini in SAMPLING:
-        if body.get(name) is not None:
-            config[gemini] = body[name]
+        if given.get(name) is not None:
+            config[gemini] = given[name]
     ceiling = sent_ceiling(body)
     if ceiling is not None:
         config["maxOutputTokens"] = ceiling
@@ -310,13 +308,13 @@ def generation_config(body: Json, offering: OfferingInfo) -> Json:
     if stop:
         config["stopSequences"] = [stop] if isinstance(stop, str) else listed(stop, "stop")
     config.update(response_format(body.get("response_format")))
-    thinking = thinking_config(body.get("reasoning_effort"), offering)
+    thinking = thinking_config(body.get("reasoning_effort"), target)
     if thinking:
         config["thinkingConfig"] = thinking
     return config
 
 
-def sent_ceiling(body: Json) -> object:
+def sent_ceiling(body: ChatRequest) -> object:
     """The output ceiling as sent (`maxOutputTokens`): max_completion_tokens when the call
     holds it, else max_tokens."""
     return body.get("max_completion_tokens", body.get("max_tokens"))
@@ -336,16 +334,16 @@ def response_format(value: object) -> Json:
     return out
 
 
-def thinking_config(asked: object, offering: OfferingInfo) -> Json:
+def thinking_config(asked: object, target: Target) -> Json:
     """The effort as a thinking level (Gemini 3) or a thinking budget (Gemini 2.5, whose ids
     start with gemini-2), thoughts included so reasoning comes back; nothing for a model that
     takes no effort."""
     if asked is None:
         return {}
-    effort = effort_for(asked, offering.reasoning_efforts)
+    effort = effort_for(asked, target.reasoning_efforts)
     if effort is None:
         return {}
-    if offering.upstream_id.startswith("gemini-2"):
+    if target.upstream_id.startswith("gemini-2"):
         budget = BUDGETS.get(effort, BUDGETS["medium"])
         return (
             {"thinkingBudget": budget}
@@ -358,7 +356,7 @@ def thinking_config(asked: object, offering: OfferingInfo) -> Json:
     return {"thinkingLevel": effort.upper(), "includeThoughts": True}
 
 
-def extra_fields(body: Json) -> Json:
+def extra_fields(body: ChatRequest) -> Json:
     """metadata as labels (both APIs take them: the SDK sends `labels` to each) and
     service_tier as the tier Gemini names the same way; `auto` and `scale` have none."""
     out: Json = {}

@@ -12,9 +12,15 @@ from typing import Any
 
 import orjson
 
-from gateway.providers.base import Failure, Reply, Usage
-
-Json = dict[str, Any]
+from gateway.providers.contract import (
+    ChatCompletion,
+    Choice,
+    ErrorObject,
+    Failure,
+    Json,
+    Reply,
+    Usage,
+)
 
 SIGNATURE_KEY = "google.thought_signature"
 FILTERED = frozenset(
@@ -154,7 +160,7 @@ def reply_of(data: bytes) -> Reply:
     else:
         raise ValueError("the provider's answer holds no candidate")
     usage = usage_of(body.get("usageMetadata"))
-    out: Json = {
+    out: ChatCompletion = {
         "id": "",
         "object": "chat.completion",
         "created": int(time.time()),
@@ -163,10 +169,10 @@ def reply_of(data: bytes) -> Reply:
         "usage": (usage or Usage()).as_openai(),
     }
     first = choices[0]
-    return Reply(out, usage, first[0]["finish_reason"], first[1])
+    return Reply(out, usage, first[0].get("finish_reason") or "", first[1])
 
 
-def choice_of(candidate: Json, position: int) -> tuple[Json, str]:
+def choice_of(candidate: Json, position: int) -> tuple[Choice, str]:
     """A candidate as a choice, with Gemini's own finish reason beside it."""
     parts = read_parts((candidate.get("content") or {}).get("parts") or [])
     message: Json = {"role": "assistant", "content": "".join(parts.text) if parts.text else None}
@@ -178,7 +184,7 @@ def choice_of(candidate: Json, position: int) -> tuple[Json, str]:
     elif message["content"] is None:
         message["content"] = ""
     native = str(candidate.get("finishReason") or "")
-    choice = {
+    choice: Choice = {
         "index": int(candidate.get("index") or position),
         "message": message,
         "logprobs": logprobs_of(candidate.get("logprobsResult")),
@@ -187,10 +193,15 @@ def choice_of(candidate: Json, position: int) -> tuple[Json, str]:
     return choice, native
 
 
-def blocked_choice() -> tuple[Json, str]:
+def blocked_choice() -> tuple[Choice, str]:
     """A prompt Gemini blocked before answering: no candidates, only promptFeedback."""
     message = {"role": "assistant", "content": ""}
-    choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": "content_filter"}
+    choice: Choice = {
+        "index": 0,
+        "message": message,
+        "logprobs": None,
+        "finish_reason": "content_filter",
+    }
     return choice, "PROMPT_BLOCKED"
 
 
@@ -210,7 +221,7 @@ def google_failure(error: Json, status: int | None = None) -> Failure:
     name = str(error.get("status") or "")
     message = str(error.get("message") or f"HTTP {code}")
     kind = ERROR_TYPES.get(name) or _type_by_status(code)
-    shaped = {"message": message, "type": kind, "param": None, "code": name or None}
+    shaped: ErrorObject = {"message": message, "type": kind, "param": None, "code": name or None}
     return Failure(code, message, shaped)
 
 

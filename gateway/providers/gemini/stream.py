@@ -7,11 +7,18 @@ Reference: https://ai.google.dev/api/generate-content#method:-models.streamgener
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import orjson
 
-from gateway.providers.base import StreamFailed, StreamTranslator
+from gateway.providers.contract import (
+    ChatCompletionChunk,
+    ChunkChoice,
+    Event,
+    Json,
+    StreamFailed,
+    StreamTranslator,
+    envelope,
+)
 from gateway.providers.gemini.response import (
     finish_reason,
     google_failure,
@@ -20,9 +27,8 @@ from gateway.providers.gemini.response import (
     tool_call,
     usage_of,
 )
-from gateway.sse import Event
 
-Json = dict[str, Any]
+Chunks = list[ChatCompletionChunk]
 
 
 @dataclass(slots=True)
@@ -41,7 +47,7 @@ class GeminiStream(StreamTranslator):
         super().__init__()
         self.choices: dict[int, ChoiceStream] = {}
 
-    def feed(self, event: Event) -> list[Json]:
+    def feed(self, event: Event) -> Chunks:
         body = orjson.loads(event.data) if event.data else None
         if not isinstance(body, dict):
             return []
@@ -53,13 +59,13 @@ class GeminiStream(StreamTranslator):
         candidates = body.get("candidates") or []
         if not candidates and (body.get("promptFeedback") or {}).get("blockReason"):
             return self._blocked()
-        chunks: list[Json] = []
+        chunks: Chunks = []
         for position, candidate in enumerate(candidates):
             if isinstance(candidate, dict):
                 chunks.extend(self._candidate(candidate, position))
         return chunks
 
-    def close(self) -> list[Json]:
+    def close(self) -> Chunks:
         """The usage chunk, once every candidate has finished; the relay sends [DONE]."""
         if not self.choices or not all(c.finished for c in self.choices.values()):
             return []
@@ -67,7 +73,7 @@ class GeminiStream(StreamTranslator):
         usage = self.state.usage.as_openai() if self.state.usage else None
         return [{**envelope([]), "usage": usage}] if usage else []
 
-    def _candidate(self, candidate: Json, position: int) -> list[Json]:
+    def _candidate(self, candidate: Json, position: int) -> Chunks:
         index = int(candidate.get("index") or position)
         choice = self.choices.setdefault(index, ChoiceStream(index))
         chunks = self._open(choice)
@@ -82,13 +88,13 @@ class GeminiStream(StreamTranslator):
             chunks.extend(self._finish(choice, str(native)))
         return chunks
 
-    def _open(self, choice: ChoiceStream) -> list[Json]:
+    def _open(self, choice: ChoiceStream) -> Chunks:
         if choice.opened:
             return []
         choice.opened = True
         return [chunk(choice.index, {"role": "assistant", "content": ""})]
 
-    def _part(self, choice: ChoiceStream, part: Json) -> list[Json]:
+    def _part(self, choice: ChoiceStream, part: Json) -> Chunks:
         if part.get("thought"):
             choice.thoughts.append(part)
             text = str(part.get("text") or "")
@@ -102,14 +108,14 @@ class GeminiStream(StreamTranslator):
             chunks.append(chunk(choice.index, {"content": part["text"]}))
         return chunks
 
-    def _close_thoughts(self, choice: ChoiceStream) -> list[Json]:
+    def _close_thoughts(self, choice: ChoiceStream) -> Chunks:
         if not choice.thoughts:
             return []
         detail = reasoning_detail(choice.thoughts)
         choice.thoughts = []
         return [chunk(choice.index, {"reasoning_details": [detail]})]
 
-    def _finish(self, choice: ChoiceStream, native: str) -> list[Json]:
+    def _finish(self, choice: ChoiceStream, native: str) -> Chunks:
         chunks = self._close_thoughts(choice)
         reason = finish_reason(native, choice.calls > 0)
         choice.finished = True
@@ -118,7 +124,7 @@ class GeminiStream(StreamTranslator):
         chunks.append(chunk(choice.index, {}, finish_reason=reason))
         return chunks
 
-    def _blocked(self) -> list[Json]:
+    def _blocked(self) -> Chunks:
         """A prompt Gemini blocked: no candidates, only promptFeedback.blockReason."""
         choice = self.choices.setdefault(0, ChoiceStream(0))
         chunks = self._open(choice)
@@ -131,18 +137,13 @@ class GeminiStream(StreamTranslator):
         return chunks
 
 
-def envelope(choices: list[Json]) -> Json:
-    return {
-        "id": "",
-        "object": "chat.completion.chunk",
-        "created": 0,
-        "model": "",
-        "choices": choices,
-    }
-
-
 def chunk(
     index: int, delta: Json, *, finish_reason: str | None = None, logprobs: Json | None = None
-) -> Json:
-    choice = {"index": index, "delta": delta, "logprobs": logprobs, "finish_reason": finish_reason}
+) -> ChatCompletionChunk:
+    choice: ChunkChoice = {
+        "index": index,
+        "delta": delta,
+        "logprobs": logprobs,
+        "finish_reason": finish_reason,
+    }
     return envelope([choice])

@@ -1,0 +1,147 @@
+"""One call on its way through its candidates (`Call`), each try of one (`Attempt`) with its row
+of the call's record, and the answer the endpoint sends (`Answer`)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from accounts.redaction import scrub
+from billing.cost import call_cost
+from billing.record_building import Offer, Served, attempt_failed, attempt_served, new_attempt
+from billing.records import CallRecord, TokenCounts
+from gateway.admission import Renewal
+from gateway.options import CallOptions
+from gateway.providers.contract import CompletionUsage, Failure, Target, Usage
+from gateway.routing import Candidate, target_of
+from gateway.upstream import UpstreamError
+
+
+@dataclass(slots=True)
+class Answer:
+    status: int
+    headers: dict[str, str]
+    body: bytes | AsyncIterator[bytes]
+
+
+@dataclass(slots=True)
+class Call:
+    request_id: str
+    body: Mapping[str, Any]
+    body_size: int
+    options: CallOptions
+    candidates: list[Candidate]
+    record: CallRecord
+    started: float = field(default_factory=time.monotonic)
+    created: int = field(default_factory=lambda: int(time.time()))
+    last: tuple[Candidate, Failure] | None = None
+    uncarried: str = ""
+    renewal: Renewal | None = None
+
+    def elapsed_ms(self, since: float | None = None) -> int:
+        return int((time.monotonic() - (since or self.started)) * 1000)
+
+
+class Attempt:
+    """One candidate tried: its target, and its record, filled in as the try goes."""
+
+    def __init__(self, call: Call, candidate: Candidate) -> None:
+        offering = candidate.offering
+        self.call, self.candidate, self.started = call, candidate, time.monotonic()
+        self.target: Target = target_of(candidate, stream=call.options.stream)
+        self.row = new_attempt(
+            call.record,
+            Offer(
+                model=offering.model_id,
+                provider=offering.provider.name,
+                region=offering.region,
+                upstream_id=offering.upstream_id,
+                key_source=candidate.key_source,
+                prices=offering.prices.as_dict(),
+            ),
+        )
+        self.secrets: tuple[str, ...] = ()
+
+    def failed(self, failure: Failure, *, decisive: bool = True) -> Failure:
+        """Note a failed try; a decisive one is what the call answers if it is the last.
+        Every secret sent upstream on this try is masked first: the failure returned is the
+        one to answer with."""
+        failure = scrubbed(failure, (self.candidate.secret, *self.secrets))
+        attempt_failed(self.row, failure.status, failure.message, self.elapsed_ms())
+        if decisive:
+            self.call.last = (self.candidate, failure)
+        return failure
+
+    def served(self, status: int, usage: Usage | None) -> None:
+        attempt_served(self.row, status, tokens_of(usage), self.elapsed_ms())
+
+    def outcome(self, usage: Usage | None, finish: str, native: str) -> Served:
+        """What the call's record says of the answer this try served."""
+        return self.outcome_with(tokens_of(usage), finish, native)
+
+    def outcome_with(self, tokens: TokenCounts | None, finish: str, native: str) -> Served:
+        offering = self.candidate.offering
+        return Served(
+            model=offering.model_id,
+            provider=offering.place,
+            finish_reason=finish,
+            native_finish_reason=native,
+            tokens=tokens,
+            latency_ms=self.call.elapsed_ms(),
+        )
+
+    def elapsed_ms(self) -> int:
+        return self.call.elapsed_ms(self.started)
+
+    def add_cost(self, usage: CompletionUsage) -> None:
+        """`usage.cost`: what the organization is charged for the call, in USD."""
+        tokens = tokens_of(Usage.from_openai(usage))
+        if tokens is not None:
+            prices = self.candidate.offering.prices.as_dict()
+            usage["cost"] = float(call_cost(tokens, prices, self.candidate.key_source))
+
+    def served_headers(self) -> dict[str, str]:
+        offering = self.candidate.offering
+        return {"x-momor-provider": offering.place, "x-momor-model": offering.model_id}
+
+
+def tokens_of(usage: Usage | None) -> TokenCounts | None:
+    if usage is None:
+        return None
+    return TokenCounts(
+        prompt=usage.prompt_tokens,
+        completion=usage.completion_tokens,
+        cached=usage.cached_tokens,
+        cache_write=usage.cache_write_tokens,
+        reasoning=usage.reasoning_tokens,
+    )
+
+
+def scrubbed(failure: Failure, secrets: tuple[str, ...]) -> Failure:
+    """The failure with these secrets (and anything shaped like a key) masked in its message
+    and in every text field of its error object."""
+    error = failure.error
+    if error is not None:
+        error = {
+            "message": scrub(error["message"], secrets),
+            "type": _scrubbed(error["type"], secrets),
+            "param": _scrubbed(error["param"], secrets),
+            "code": _scrubbed(error["code"], secrets),
+        }
+    return Failure(failure.status, scrub(failure.message, secrets), error)
+
+
+def _scrubbed(value: Any, secrets: tuple[str, ...]) -> Any:
+    """A field of a provider's error object, whose type the provider chose."""
+    return scrub(value, secrets) if isinstance(value, str) else value
+
+
+def transport_message(exc: BaseException) -> str:
+    """What a try says when the connection failed it."""
+    if isinstance(exc, TimeoutError):
+        return "The provider did not answer in time."
+    if isinstance(exc, UpstreamError) and exc.connect:
+        return "The provider could not be reached."
+    return "The provider closed the connection."

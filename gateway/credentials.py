@@ -1,0 +1,49 @@
+"""Credentials made ready before an adapter runs: a key that is not itself what a provider takes
+is exchanged here (a Vertex service account for an access token), so adapters stay pure."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+
+from gateway.google_auth import CredentialsError, access_token, service_account_info
+from gateway.providers.contract import Failure, Target
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    """The target with its credential ready to send, and the secrets made from the key that a
+    failure must be scrubbed of."""
+
+    target: Target
+    secrets: tuple[str, ...] = ()
+
+
+class CredentialsFailed(Exception):
+    """The key could not be made into a credential: the try fails with this failure."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
+
+
+async def ready(api: str, target: Target) -> Ready:
+    exchange = EXCHANGES.get(api)
+    return Ready(target) if exchange is None else await exchange(target)
+
+
+async def _service_account(target: Target) -> Ready:
+    """The key is a service account JSON: its access token is sent, in its project."""
+    try:
+        info = service_account_info(target.secret)
+        token = await access_token(target.secret, info)
+    except CredentialsError as exc:
+        # A refused service account fails like a refused key (401); an unreachable token
+        # endpoint like an unreachable provider.
+        failure = Failure(401 if exc.refused else None, f"Vertex credentials: {exc}")
+        raise CredentialsFailed(failure) from exc
+    project = str(info.get("project_id") or "")
+    return Ready(replace(target, secret=token, project=project), (token, str(info["private_key"])))
+
+
+EXCHANGES: dict[str, Callable[[Target], Awaitable[Ready]]] = {"vertex": _service_account}

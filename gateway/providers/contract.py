@@ -1,0 +1,380 @@
+"""The provider contract: what an adapter is given, what it gives back, and the shapes both sides
+speak. It imports nothing of Momor's, and an adapter imports nothing of Momor's beside it (and
+its own package), so every adapter loads and runs without Django, settings or a database.
+
+An adapter is a pure translation between the call (an OpenAI Chat Completions body) and one
+provider's API, request and answer, plain and streamed. It holds no state across calls and does
+no I/O: routing hands it a `Target` whose credential is ready to send (a Vertex service account
+has already been exchanged for a token), and the failover sends what it prepares."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, TypedDict, cast
+
+import orjson
+
+Json = dict[str, Any]
+"""A JSON object read or written as a provider's own API documents it."""
+
+# 4xx statuses that say nothing against the call itself (the key, the rate, the clock): the
+# next candidate may well answer.
+RETRYABLE_4XX = frozenset({401, 403, 408, 429})
+
+# What one image or file part of the messages can cost, in prompt tokens, on an API whose
+# provider documents no figure: the most a documented API charges. An image: OpenAI's
+# gpt-4o-mini, 2,833 tokens plus 5,667 for each of at most 8 tiles. A file: a PDF of 100
+# pages (OpenAI's and Anthropic's page limit), each page's text (Anthropic: up to 3,000
+# tokens) and the page as an image (OpenAI: up to 3,779).
+UNDOCUMENTED_IMAGE_TOKENS = 2_833 + 8 * 5_667
+UNDOCUMENTED_FILE_TOKENS = 100 * (3_000 + 3_779)
+
+
+# Chat Completions shapes (the spec's request, answer and chunk)
+
+
+class ChatRequest(TypedDict, total=False):
+    """The call as the client sent it, routing fields left off: the fields adapters read are
+    named here, any other passes through untouched. Every value is the client's, checked where
+    it is read."""
+
+    messages: list[Json]
+    model: str
+    stream: bool
+    stream_options: Json
+    max_tokens: int
+    max_completion_tokens: int
+    n: int
+    seed: int
+    stop: str | list[str]
+    temperature: float
+    top_p: float
+    tools: list[Json]
+    tool_choice: str | Json
+    parallel_tool_calls: bool
+    response_format: Json
+    reasoning_effort: str
+    metadata: dict[str, str]
+    service_tier: str
+    store: bool
+    user: str
+
+
+class CompletionUsage(TypedDict, total=False):
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    prompt_tokens_details: Json
+    completion_tokens_details: Json
+    cost: float
+
+
+class Choice(TypedDict, total=False):
+    index: int
+    message: Json
+    logprobs: Json | None
+    finish_reason: str | None
+
+
+class ChatCompletion(TypedDict, total=False):
+    id: str
+    object: Literal["chat.completion"]
+    created: int
+    model: str
+    choices: list[Choice]
+    usage: CompletionUsage
+
+
+class ChunkChoice(TypedDict, total=False):
+    index: int
+    delta: Json
+    logprobs: Json | None
+    finish_reason: str | None
+
+
+class ErrorObject(TypedDict):
+    """OpenAI's error object."""
+
+    message: str
+    type: str | None
+    param: str | None
+    code: str | int | None
+
+
+class ChunkError(TypedDict):
+    code: int | str
+    message: str
+
+
+class ChatCompletionChunk(TypedDict, total=False):
+    id: str
+    object: Literal["chat.completion.chunk"]
+    created: int
+    model: str
+    provider: str
+    choices: list[ChunkChoice]
+    usage: CompletionUsage | None
+    error: ChunkError
+
+
+def envelope(choices: list[ChunkChoice]) -> ChatCompletionChunk:
+    """A chunk around these choices; id, created and model are written in by the relay."""
+    return {
+        "id": "",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "",
+        "choices": choices,
+    }
+
+
+def error_chunk(
+    request_id: str, created: int, model: str, provider: str, code: int | str, message: str
+) -> ChatCompletionChunk:
+    """The one chunk a stream ends on when it fails after it has shown something."""
+    return {
+        "id": request_id,
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": model,
+        "provider": provider,
+        "error": {"code": code, "message": message},
+        "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}],
+    }
+
+
+# What an adapter is given
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One offering on one key, as an adapter needs it and no more."""
+
+    base_url: str
+    """The provider's (or the region's) base URL, without a trailing slash."""
+    secret: str
+    """The credential sent upstream, ready to send."""
+    model_id: str
+    """Momor's id of the model."""
+    upstream_id: str
+    """The model's id at the provider (a deployment name on Azure)."""
+    region: str = ""
+    stream: bool = False
+    reasoning_efforts: tuple[str, ...] = ()
+    momor_key: bool = False
+    """Whether the key is Momor's own (resold) rather than the organization's."""
+    project: str = ""
+    """The cloud project the credential belongs to, where the API names one (Vertex)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One server-sent event of a provider's stream."""
+
+    data: str
+    event: str = ""
+
+
+# What an adapter gives back
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamRequest:
+    url: str
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token counts in Chat Completions' terms: prompt includes cache reads and writes,
+    completion includes reasoning."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    @classmethod
+    def from_openai(cls, raw: object) -> Usage | None:
+        if not isinstance(raw, dict):
+            return None
+        prompt_details = raw.get("prompt_tokens_details") or {}
+        completion_details = raw.get("completion_tokens_details") or {}
+        return cls(
+            prompt_tokens=int(raw.get("prompt_tokens") or 0),
+            completion_tokens=int(raw.get("completion_tokens") or 0),
+            cached_tokens=int(prompt_details.get("cached_tokens") or 0),
+            cache_write_tokens=int(prompt_details.get("cache_write_tokens") or 0),
+            reasoning_tokens=int(completion_details.get("reasoning_tokens") or 0),
+        )
+
+    def as_openai(self) -> CompletionUsage:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.prompt_tokens + self.completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": self.cached_tokens},
+            "completion_tokens_details": {"reasoning_tokens": self.reasoning_tokens},
+        }
+
+
+@dataclass(slots=True)
+class Reply:
+    """A plain answer in Chat Completions' shape; `id` and `model` are written over later."""
+
+    body: ChatCompletion
+    usage: Usage | None
+    finish_reason: str = ""
+    native_finish_reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A provider's refusal or failure (or a try's, the connection's), with OpenAI's error
+    object where one can be given."""
+
+    status: int | None
+    message: str
+    error: ErrorObject | None = None
+
+    @property
+    def openai_shaped(self) -> bool:
+        return self.error is not None
+
+    @property
+    def moves_on(self) -> bool:
+        """Whether the next candidate may be tried. Only a provider's own error object sent
+        with a 4xx that is about the call (not the key, the rate or the clock) stops the call:
+        every provider would refuse it alike, so it is the call's answer at once."""
+        status = self.status or 502
+        return not (self.openai_shaped and 400 <= status < 500 and status not in RETRYABLE_4XX)
+
+
+class CannotCarry(Exception):
+    """The call holds content this provider has no way to carry (it moves to the next one)."""
+
+
+class StreamFailed(Exception):
+    """The provider's stream reported an error, or ended before its answer did."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
+
+
+@dataclass(slots=True)
+class StreamState:
+    usage: Usage | None = None
+    finish_reason: str = ""
+    native_finish_reason: str = ""
+    finished: bool = False
+
+
+class StreamTranslator(ABC):
+    """Turns a provider's events into Chat Completions chunks (without id and model)."""
+
+    def __init__(self) -> None:
+        self.state = StreamState()
+
+    @abstractmethod
+    def feed(self, event: Event) -> list[ChatCompletionChunk]:
+        """The chunks this event makes; raises StreamFailed for an error event."""
+
+    def close(self) -> list[ChatCompletionChunk]:
+        """Chunks owed once the upstream stream has ended (none for most protocols)."""
+        return []
+
+
+class Adapter(ABC):
+    """One wire protocol."""
+
+    api: ClassVar[str]
+
+    @abstractmethod
+    def prepare(self, body: ChatRequest, target: Target) -> UpstreamRequest:
+        """The upstream request for this call on this target; raises CannotCarry."""
+
+    @abstractmethod
+    def reply(self, data: bytes) -> Reply:
+        """A plain 2xx answer, translated."""
+
+    @abstractmethod
+    def stream(self) -> StreamTranslator:
+        """A fresh translator for one streamed answer."""
+
+    def failure(self, status: int, data: bytes) -> Failure:
+        """A non-2xx answer; OpenAI's error object when the body holds one."""
+        return openai_failure(status, data)
+
+    # What the call can cost on this API: admission reserves the worst case of each target.
+
+    def output_ceiling(self, body: ChatRequest, target: Target) -> int | None:
+        """The output ceiling this adapter sends upstream, per answer; None when it sends none
+        (the model's own maximum bounds the answer then)."""
+        return positive_int(client_ceiling(body))
+
+    def answers(self, body: ChatRequest) -> int:
+        """How many answers the provider is asked for (`n`, where the API carries it)."""
+        return positive_int(body.get("n")) or 1
+
+    def part_tokens(self, kind: str, target: Target) -> int | None:
+        """The most prompt tokens one `image` or `file` part can cost on this API; None for a
+        kind whose cost follows its bytes (audio)."""
+        return {"image": UNDOCUMENTED_IMAGE_TOKENS, "file": UNDOCUMENTED_FILE_TOKENS}.get(kind)
+
+
+def chat_request(body: Mapping[str, Any]) -> ChatRequest:
+    """A JSON object body as the request it is read as (see ChatRequest)."""
+    return cast(ChatRequest, body)
+
+
+def fields(request: ChatRequest) -> Mapping[str, Any]:
+    """The request read by names held in a list, or that ChatRequest does not name."""
+    return request
+
+
+def listed(value: object, name: str) -> list[Any]:
+    """A list field of the call as translation reads it: absent (null) as empty; any other
+    value that is not a list cannot be carried."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise CannotCarry(f"'{name}' must be a list")
+    return value
+
+
+def client_ceiling(body: ChatRequest) -> object:
+    """The call's own output ceiling as Chat Completions reads it: max_completion_tokens,
+    else max_tokens."""
+    ceiling = body.get("max_completion_tokens")
+    return body.get("max_tokens") if ceiling is None else ceiling
+
+
+def positive_int(value: object) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    return None
+
+
+def openai_error(error: Mapping[str, Any], message: str) -> ErrorObject:
+    return {
+        "message": message,
+        "type": error.get("type"),
+        "param": error.get("param"),
+        "code": error.get("code"),
+    }
+
+
+def openai_failure(status: int, data: bytes) -> Failure:
+    try:
+        parsed = orjson.loads(data) if data else None
+    except orjson.JSONDecodeError:
+        parsed = None
+    error = parsed.get("error") if isinstance(parsed, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return Failure(status, error["message"], openai_error(error, error["message"]))
+    return Failure(status, f"HTTP {status}")

@@ -1,0 +1,204 @@
+"""A streamed answer: held back until it has something to show, then relayed chunk by chunk,
+and its record handed to billing when it ends.
+
+What a provider streams is never trusted to be well formed: a stream that breaks or holds an
+event that cannot be read before it has shown anything fails its try (the call moves to the
+next candidate); after that, the stream ends on one error chunk."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+
+from django.conf import settings
+
+from billing.record_building import estimated_tokens, stream_ended
+from billing.recording import record_call
+from gateway.attempts import Attempt, Call, tokens_of, transport_message
+from gateway.providers.contract import (
+    ChatCompletionChunk,
+    Event,
+    Failure,
+    StreamFailed,
+    StreamTranslator,
+    error_chunk,
+)
+from gateway.sse import DONE, Decoder, encode
+from gateway.upstream import Response, UpstreamError
+
+log = logging.getLogger(__name__)
+
+SHOWN_FIELDS = ("content", "reasoning", "tool_calls", "refusal", "audio", "reasoning_details")
+
+
+class StreamRelay:
+    """One try's stream, from its upstream response to the client's bytes."""
+
+    def __init__(
+        self, call: Call, attempt: Attempt, response: Response, translator: StreamTranslator
+    ) -> None:
+        self.call, self.attempt = call, attempt
+        self.response, self.translator = response, translator
+        self.chunks = self._chunks()
+        self.delivered_chars = 0
+
+    @property
+    def place(self) -> str:
+        return self.attempt.candidate.offering.place
+
+    async def opening(self) -> list[ChatCompletionChunk] | None:
+        """The chunks up to the first that shows something; None when the try failed."""
+        held: list[ChatCompletionChunk] = []
+        try:
+            async for chunk in self.chunks:
+                held.append(chunk)
+                if _shows(chunk):
+                    self._first_token()
+                    return held
+            self.attempt.failed(Failure(502, "The provider closed the stream without an answer."))
+        except StreamFailed as exc:
+            self.attempt.failed(exc.failure)
+        except (UpstreamError, TimeoutError) as exc:
+            self.attempt.failed(Failure(None, transport_message(exc)))
+        except Exception:
+            log.warning("the stream of %s could not be read", self.place, exc_info=True)
+            self.attempt.failed(Failure(502, "The provider's stream could not be read."))
+        return None
+
+    async def rest(self, opening: list[ChatCompletionChunk]) -> AsyncIterator[bytes]:
+        """The stream's bytes. Its first item is empty and taken by the failover: a generator
+        once started is closed by the event loop if it is dropped unfinished (a client gone
+        before the server began to send it), so the call still ends recorded. Its last,
+        `[DONE]` or one error chunk, is sent once the call is recorded (a client that went
+        away is recorded as it leaves)."""
+        outcome = "cancelled"
+        try:
+            yield b""
+            for chunk in opening:
+                if (data := self._emit(chunk)) is not None:
+                    yield data
+            async for chunk in self.chunks:
+                if (data := self._emit(chunk)) is not None:
+                    yield data
+            if not self.translator.state.finished:
+                raise StreamFailed(Failure(502, "The provider closed the connection mid-answer."))
+            outcome, last = "success", DONE
+        except StreamFailed as exc:
+            outcome, last = "broken", self._error_chunk(exc.failure)
+        except (UpstreamError, TimeoutError) as exc:
+            outcome, last = "broken", self._error_chunk(Failure(502, _broken_message(exc)))
+        except Exception:
+            log.warning("a stream of %s broke in Momor", self.place, exc_info=True)
+            failure = Failure(502, "Momor could not relay the rest of the answer.")
+            outcome, last = "broken", self._error_chunk(failure)
+        finally:
+            await self.response.close()
+            await self._finish(outcome)
+        yield last
+
+    async def _chunks(self) -> AsyncIterator[ChatCompletionChunk]:
+        decoder = Decoder()
+        stream = self.response.chunks()
+        timeout = settings.MOMOR_UPSTREAM_CHUNK_TIMEOUT
+        while True:
+            try:
+                async with asyncio.timeout(timeout):
+                    raw = await anext(stream)
+            except StopAsyncIteration:
+                break
+            if self.call.renewal is not None:
+                self.call.renewal.tick()
+            for event in decoder.feed(raw):
+                for chunk in self._translated(event):
+                    yield chunk
+        for chunk in self.translator.close():
+            yield chunk
+
+    def _translated(self, event: Event) -> list[ChatCompletionChunk]:
+        """The chunks of one upstream event; an event that cannot be read breaks the stream."""
+        try:
+            return self.translator.feed(event)
+        except StreamFailed:
+            raise
+        except Exception:
+            log.warning("%s sent a stream event that cannot be read: %.200r",
+                        self.place, event.data)  # fmt: skip
+            raise StreamFailed(
+                Failure(502, "The provider sent a stream event that cannot be read.")
+            ) from None
+
+    def _first_token(self) -> None:
+        self.call.record.first_token_ms = self.call.elapsed_ms()
+        self.attempt.row.first_token_ms = self.attempt.elapsed_ms()
+
+    def _emit(self, chunk: ChatCompletionChunk) -> bytes | None:
+        chunk["id"] = self.call.request_id
+        chunk["model"] = self.attempt.candidate.offering.model_id
+        if not chunk.get("created"):
+            chunk["created"] = self.call.created
+        if not self.call.options.include_usage:
+            if "usage" in chunk and not chunk.get("choices"):
+                return None
+            chunk.pop("usage", None)
+        else:
+            usage = chunk.get("usage")
+            if usage:
+                self.attempt.add_cost(usage)
+        self.delivered_chars += _shown_chars(chunk)
+        return encode(chunk)
+
+    def _error_chunk(self, failure: Failure) -> bytes:
+        named = failure.error["code"] if failure.error else None
+        code = named if isinstance(named, int) else failure.status or 502
+        failure = self.attempt.failed(failure)
+        offering = self.attempt.candidate.offering
+        return encode(
+            error_chunk(
+                self.call.request_id,
+                self.call.created,
+                offering.model_id,
+                offering.provider.label,
+                code,
+                failure.message,
+            )
+        )
+
+    async def _finish(self, outcome: str) -> None:
+        state = self.translator.state
+        tokens = tokens_of(state.usage) or estimated_tokens(
+            self.call.body_size, self.delivered_chars
+        )
+        served = self.attempt.outcome_with(tokens, state.finish_reason, state.native_finish_reason)
+        stream_ended(self.call.record, self.attempt.row, outcome, served, self.attempt.elapsed_ms())
+        await record_call(self.call.record)
+
+
+def _shows(chunk: ChatCompletionChunk) -> bool:
+    for choice in chunk.get("choices") or ():
+        if choice.get("finish_reason"):
+            return True
+        delta = choice.get("delta") or {}
+        if any(delta.get(name) for name in SHOWN_FIELDS):
+            return True
+    return False
+
+
+def _shown_chars(chunk: ChatCompletionChunk) -> int:
+    total = 0
+    for choice in chunk.get("choices") or ():
+        delta = choice.get("delta") or {}
+        for name in ("content", "reasoning"):
+            value = delta.get(name)
+            if isinstance(value, str):
+                total += len(value)
+        for call in delta.get("tool_calls") or ():
+            arguments = (call.get("function") or {}).get("arguments")
+            total += len(arguments) if isinstance(arguments, str) else 0
+    return total
+
+
+def _broken_message(exc: BaseException) -> str:
+    if isinstance(exc, TimeoutError):
+        return "The provider stopped answering mid-answer."
+    return "The provider closed the connection mid-answer."
