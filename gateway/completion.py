@@ -31,7 +31,7 @@ from gateway.errors import (
     request_too_large,
     unsupported_media_type,
 )
-from gateway.options import CallOptions, read_options, strip_routing
+from gateway.options import CallOptions, read_options, requested_selectors, strip_routing
 from gateway.relay import Answer, Call, answer
 from gateway.routing import Candidate, candidates, needs_of, nothing_answers
 from gateway.selectors import AgeRules, resolve
@@ -125,6 +125,7 @@ def _plan(
     body: dict[str, Any], raw: bytes, catalog: Catalog, caller: Caller, record: CallRecord
 ) -> tuple[CallOptions, list[Candidate]]:
     """The call's routing fields and its candidates, in the order they are tried."""
+    record.selectors = requested_selectors(body)
     _check_depth(body, raw)
     options = read_options(body, catalog.places)
     record.selectors, record.streamed = list(options.selectors), options.stream
