@@ -5,6 +5,7 @@ the key nor its ciphertext is ever rendered."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from django import forms
@@ -12,6 +13,7 @@ from django.contrib import admin
 from django.db import models
 from django.db.models import ForeignKey
 from django.http import HttpRequest
+from django.utils.html import format_html
 from django.utils.decorators import method_decorator
 from django.views.decorators.debug import sensitive_post_parameters
 
@@ -71,6 +73,21 @@ class ProviderForm(forms.ModelForm):
         return provider
 
 
+def clipped(text: str) -> str:
+    """A long value cut to its column's width (styled in templates/admin/base_site.html), whole
+    on hover."""
+    return format_html('<span class="clip" title="{}">{}</span>', text, text)
+
+
+def price(value: Decimal | None) -> str:
+    """A price per million tokens without the stored field's trailing zeros: 1.25, not
+    1.250000000."""
+    if value is None:
+        return "-"
+    text = f"{value:f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 URL_OVERRIDES: dict[type[models.Field[Any, Any]], dict[str, Any]] = {
     models.URLField: {"assume_scheme": "https"}
 }
@@ -99,10 +116,14 @@ class ProviderAdmin(admin.ModelAdmin):
         "new_key",
         "clear_key",
     ]
-    list_display = ["name", "api", "base_url", "key_env", "has_stored_key", "key_state", "zdr"]
+    list_display = ["name", "api", "endpoint", "key_env", "has_stored_key", "key_state", "zdr"]
     list_editable = ["zdr"]
     list_filter = ["api", "zdr"]
     search_fields = ["name", "display_name"]
+
+    @admin.display(description="Base URL", ordering="base_url")
+    def endpoint(self, provider: Provider) -> str:
+        return clipped(provider.base_url)
 
     @admin.display(boolean=True, description="Momor key stored")
     def has_stored_key(self, provider: Provider) -> bool:
@@ -115,7 +136,10 @@ class ProviderAdmin(admin.ModelAdmin):
             return "-"
         if readable(provider.key_encrypted):
             return "in use"
-        return "cannot be decrypted (MOMOR_ENCRYPTION_KEY changed): skipped, set it again"
+        return format_html(
+            '<span title="{}">skipped: cannot be decrypted</span>',
+            "MOMOR_ENCRYPTION_KEY changed since it was stored: set it again",
+        )
 
 
 @admin.register(CatalogModel)
@@ -173,11 +197,11 @@ class OfferingAdmin(admin.ModelAdmin):
         "model",
         "provider",
         "region",
-        "upstream_id",
-        "prompt_price",
-        "completion_price",
-        "cache_read_price",
-        "cache_write_price",
+        "upstream",
+        "prompt",
+        "completion",
+        "cache_read",
+        "cache_write",
         "tools",
         "json_schema",
         "enabled",
@@ -193,6 +217,26 @@ class OfferingAdmin(admin.ModelAdmin):
     search_fields = ["model__id", "upstream_id"]
     list_select_related = ["model", "provider", "region__provider"]
     autocomplete_fields = ["model"]
+
+    @admin.display(description="Upstream ID", ordering="upstream_id")
+    def upstream(self, offering: Offering) -> str:
+        return clipped(offering.upstream_id)
+
+    @admin.display(description="Prompt $/M", ordering="prompt_price")
+    def prompt(self, offering: Offering) -> str:
+        return price(offering.prompt_price)
+
+    @admin.display(description="Completion $/M", ordering="completion_price")
+    def completion(self, offering: Offering) -> str:
+        return price(offering.completion_price)
+
+    @admin.display(description="Cache read $/M", ordering="cache_read_price")
+    def cache_read(self, offering: Offering) -> str:
+        return price(offering.cache_read_price)
+
+    @admin.display(description="Cache write $/M", ordering="cache_write_price")
+    def cache_write(self, offering: Offering) -> str:
+        return price(offering.cache_write_price)
 
     def formfield_for_foreignkey(
         self, db_field: ForeignKey[Any, Any], request: HttpRequest, **kwargs: Any
