@@ -64,7 +64,7 @@ class GenerationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "cost",
         "created_at",
     ]
-    list_filter = ["status", "provider", "streamed"]
+    list_filter = ["status", "provider", "streamed", "organization"]
     search_fields = ["request_id", "organization__slug", "model"]
     list_select_related = ["organization"]
     date_hierarchy = "created_at"
