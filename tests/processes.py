@@ -78,6 +78,8 @@ class Gateway(Process):
         else:
             command = [sys.executable, "-m", "uvicorn", "momor.asgi:application", "--fd", fd]
             command += ["--log-level", "warning", "--no-access-log"]
+            if server == "uvicorn-uvloop":  # the README's production command
+                command += ["--loop", "uvloop", "--http", "httptools"]
         with log.open("ab") as out:
             process = subprocess.Popen(  # noqa: S603
                 command, cwd=ROOT, env=env, pass_fds=[sock.fileno()], stdout=out, stderr=out

@@ -59,7 +59,7 @@ def test_the_key_list_shows_each_keys_spend(alice, acme) -> None:  # type: ignor
     make_generation(acme, key=key, cost="0.25")
     response = signed_in(alice).get("/keys/")
     assert response.context["keys"].get(pk=key.pk).spend == Decimal("0.75")
-    assert "$0.7500" in response.content.decode()
+    assert "$0.75<" in response.content.decode()
 
 
 def test_limits_are_set_and_lifted(alice, acme) -> None:  # type: ignore[no-untyped-def]
