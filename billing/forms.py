@@ -3,8 +3,8 @@ only; the reads live in billing.models (GenerationQuerySet) and billing.usage.""
 
 from __future__ import annotations
 
-from datetime import date, timedelta
 from collections.abc import Mapping
+from datetime import date, timedelta
 from typing import Any
 
 from django import forms

@@ -13,8 +13,8 @@ from django.contrib import admin
 from django.db import models
 from django.db.models import ForeignKey
 from django.http import HttpRequest
-from django.utils.html import format_html
 from django.utils.decorators import method_decorator
+from django.utils.html import format_html
 from django.views.decorators.debug import sensitive_post_parameters
 
 from accounts.key_env import key_env_problem

@@ -100,7 +100,8 @@ def test_calls_no_model_served_are_shown_by_what_they_requested(alice, acme) -> 
     make_generation(acme, model="", provider="", status="refused", cost="0")  # named nothing
     client = signed_in(alice)
     listed = client.get("/generations/").content.decode()
-    assert '<span class="requested" title="Requested; no model served it">anthropic/claude-opus-9' in listed
+    requested = '<span class="requested" title="Requested; no model served it">'
+    assert requested + "anthropic/claude-opus-9" in listed
     assert "(none)" not in listed
     assert "anthropic/claude-opus-9" in client.get("/").content.decode()
     detail = client.get(f"/generations/{refused.request_id}/").content.decode()
@@ -111,7 +112,8 @@ def test_calls_no_model_served_are_shown_by_what_they_requested(alice, acme) -> 
         "not served",
     }
     by_provider = client.get("/usage/", {"split": "provider"}).context["charts"]
-    assert "anthropic/claude-opus-9 (not served)" in {d["label"] for d in by_provider["calls"]["datasets"]}
+    labels = {d["label"] for d in by_provider["calls"]["datasets"]}
+    assert "anthropic/claude-opus-9 (not served)" in labels
 
 
 def test_money_is_written_one_way_on_every_page(alice, acme) -> None:  # type: ignore[no-untyped-def]

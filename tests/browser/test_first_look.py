@@ -33,7 +33,8 @@ HELLO = {"model": "openai/gpt-5", "messages": [{"role": "user", "content": "Hell
 LINES = """(el) => {
   const range = document.createRange();
   range.selectNodeContents(el);
-  return new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top))).size;
+  const rects = [...range.getClientRects()].filter(r => r.width > 0);
+  return new Set(rects.map(r => Math.round(r.top))).size;
 }"""
 
 # Column headers of a changelist that end past the window's right edge.
@@ -100,9 +101,7 @@ def test_the_playground_starts_on_a_model_that_answers_and_tells_the_cost(
     screenshot(page, "playground")
 
 
-def test_a_model_without_a_key_is_marked_and_cannot_be_picked(
-    alice_in: Page, world: World
-) -> None:
+def test_a_model_without_a_key_is_marked_and_cannot_be_picked(alice_in: Page, world: World) -> None:
     from tests.gateway.conftest import model, offer, provider
 
     keyless = provider("lab", "openai", f"{world.fake.url}/lab/v1", key="")
@@ -127,16 +126,12 @@ def test_a_fresh_install_without_keys_says_so_instead_of_failing(
     page.set_viewport_size(LAPTOP)
     page.goto("/playground/")
     expect(page.locator("#pg-nothing-runs")).to_contain_text("No model can answer yet")
-    expect(page.locator("#pg-nothing-runs").get_by_role("link")).to_have_text(
-        "Save a provider key"
-    )
+    expect(page.locator("#pg-nothing-runs").get_by_role("link")).to_have_text("Save a provider key")
     assert page.locator("#pg-model option:enabled").count() == 0
     screenshot(page, "playground-no-key")
 
 
-def test_a_failed_reply_leaves_the_error_and_no_empty_bubble(
-    alice_in: Page, world: World
-) -> None:
+def test_a_failed_reply_leaves_the_error_and_no_empty_bubble(alice_in: Page, world: World) -> None:
     world.fake.script("mistral-small-latest", fail={"status": 500})
     page = alice_in
     page.goto("/playground/")
