@@ -1,6 +1,6 @@
-"""A gateway stopped politely (SIGTERM) closes its upstream pool: under uvicorn and under
-Daphne, after plain and streamed calls on either client, the log holds no "Unclosed client
-session" nor "Unclosed connector"."""
+"""A gateway stopped politely (SIGTERM) closes its upstream pool: under uvicorn (with or
+without uvloop, with or without the lifespan protocol) and under Daphne, after plain and
+streamed calls, the log holds no "Unclosed client session" nor "Unclosed connector"."""
 
 from __future__ import annotations
 
@@ -18,8 +18,16 @@ HELLO = {"model": "openai/gpt-5", "messages": [{"role": "user", "content": "Hell
 LEAKS = ("Unclosed client session", "Unclosed connector", "unclosed", "Task was destroyed")
 
 
-@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
-@pytest.mark.parametrize("server", ["uvicorn", "daphne"])
+@pytest.mark.parametrize(
+    ("server", "transport"),
+    [
+        ("uvicorn", "aiohttp"),
+        ("uvicorn", "httpx"),
+        ("uvicorn-uvloop", "aiohttp"),
+        ("uvicorn-no-lifespan", "aiohttp"),
+        ("daphne", "aiohttp"),
+    ],
+)
 def test_a_stopped_gateway_closes_its_upstream_pool(
     world: World, tmp_path: Path, server: str, transport: str
 ) -> None:
