@@ -18,6 +18,7 @@ from gateway.identity import OrgInfo, org_info
 from gateway.routing import keyed
 from gateway.selectors import AgeRules, resolve
 from gateway.snapshot import Catalog, ModelInfo, catalog_build
+from gateway.state import STATE
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,5 +68,6 @@ def playground(request: HttpRequest, membership: Membership) -> HttpResponse:
     org = org_info(membership.organization_id)
     if org is None:
         raise Http404("No such organization.")
-    choices = playground_choices(catalog_build(), org)
+    # The process's snapshot, kept current by the refresher once a call has loaded it.
+    choices = playground_choices(STATE.catalog or catalog_build(), org)
     return render(request, "gateway/playground.html", {"choices": choices})

@@ -20,6 +20,7 @@ from billing.ledger import ledger_post
 from billing.models import EntryKind
 from billing.recording import drain
 from gateway.models import Provider
+from gateway.state import STATE
 from tests.browser.conftest import screenshot
 from tests.conftest import make_key
 from tests.gateway.conftest import World
@@ -106,6 +107,7 @@ def test_a_model_without_a_key_is_marked_and_cannot_be_picked(alice_in: Page, wo
 
     keyless = provider("lab", "openai", f"{world.fake.url}/lab/v1", key="")
     offer(model("lab/unkeyed", tiers=["lab"]), keyless, "unkeyed", "0.01", "0.01")
+    STATE.rebuild_catalog()
     page = alice_in
     page.goto("/playground/")
     option = page.locator('#pg-model option[value="lab/unkeyed"]')
@@ -122,6 +124,7 @@ def test_a_fresh_install_without_keys_says_so_instead_of_failing(
         row.set_key("")
         row.key_env = ""
         row.save()
+    STATE.rebuild_catalog()
     page = alice_in
     page.set_viewport_size(LAPTOP)
     page.goto("/playground/")
@@ -195,7 +198,7 @@ def admin_in(page: Page) -> Page:
 
 def test_the_admin_is_momors_and_its_lists_fit_a_laptop(page: Page, world: World) -> None:
     admin_in(page)
-    expect(page).to_have_title("Site administration | Momor admin")
+    expect(page).to_have_title("Catalog, organizations and records | Momor admin")
     expect(page.get_by_role("link", name="API keys", exact=True)).to_be_visible()
     expect(page.get_by_text("Api keys")).to_have_count(0)
     screenshot(page, "admin")
