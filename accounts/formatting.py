@@ -9,6 +9,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from django.utils import timezone
 from django.utils.dateformat import format as date_format
+from django.utils.html import format_html
 
 SMALLEST = Decimal("0.000001")
 DATE_FORMAT = "M j, Y"
@@ -40,3 +41,9 @@ def when(value: datetime | date | None) -> str:
         moment = timezone.localtime(value) if timezone.is_aware(value) else value
         return date_format(moment, MOMENT_FORMAT)
     return date_format(value, DATE_FORMAT)
+
+
+def clipped(text: str) -> str:
+    """A long value cut to its column's width with an ellipsis (styled as `.clip` in the
+    admin's templates/admin/base_site.html), whole on hover."""
+    return format_html('<span class="clip" title="{}">{}</span>', text, text)

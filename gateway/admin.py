@@ -17,6 +17,7 @@ from django.utils.decorators import method_decorator
 from django.utils.html import format_html
 from django.views.decorators.debug import sensitive_post_parameters
 
+from accounts.formatting import clipped
 from accounts.key_env import key_env_problem
 from accounts.secrets import readable
 from gateway.models import Model as CatalogModel
@@ -71,12 +72,6 @@ class ProviderForm(forms.ModelForm):
         if commit:
             provider.save()
         return provider
-
-
-def clipped(text: str) -> str:
-    """A long value cut to its column's width (styled in templates/admin/base_site.html), whole
-    on hover."""
-    return format_html('<span class="clip" title="{}">{}</span>', text, text)
 
 
 def price(value: Decimal | None) -> str:
@@ -195,13 +190,11 @@ class OfferingAdmin(admin.ModelAdmin):
     form = OfferingForm
     list_display = [
         "model",
-        "provider",
-        "region",
+        "place",
         "upstream",
         "prompt",
         "completion",
-        "cache_read",
-        "cache_write",
+        "cache",
         "tools",
         "json_schema",
         "enabled",
@@ -218,6 +211,11 @@ class OfferingAdmin(admin.ModelAdmin):
     list_select_related = ["model", "provider", "region__provider"]
     autocomplete_fields = ["model"]
 
+    @admin.display(description="Provider", ordering="provider__name")
+    def place(self, offering: Offering) -> str:
+        """The provider, or its region as name@region."""
+        return offering.place
+
     @admin.display(description="Upstream ID", ordering="upstream_id")
     def upstream(self, offering: Offering) -> str:
         return clipped(offering.upstream_id)
@@ -230,13 +228,9 @@ class OfferingAdmin(admin.ModelAdmin):
     def completion(self, offering: Offering) -> str:
         return price(offering.completion_price)
 
-    @admin.display(description="Cache read $/M", ordering="cache_read_price")
-    def cache_read(self, offering: Offering) -> str:
-        return price(offering.cache_read_price)
-
-    @admin.display(description="Cache write $/M", ordering="cache_write_price")
-    def cache_write(self, offering: Offering) -> str:
-        return price(offering.cache_write_price)
+    @admin.display(description="Cache read / write $/M")
+    def cache(self, offering: Offering) -> str:
+        return f"{price(offering.cache_read_price)} / {price(offering.cache_write_price)}"
 
     def formfield_for_foreignkey(
         self, db_field: ForeignKey[Any, Any], request: HttpRequest, **kwargs: Any
