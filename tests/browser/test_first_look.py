@@ -136,6 +136,7 @@ def test_a_fresh_install_without_keys_says_so_instead_of_failing(
     expect(page.locator("#pg-nothing-runs")).to_contain_text("No model can answer yet")
     expect(page.locator("#pg-nothing-runs").get_by_role("link")).to_have_text("Save a provider key")
     assert page.locator("#pg-model option:enabled").count() == 0
+    expect(page.get_by_role("button", name="Send")).to_be_disabled()
     screenshot(page, "playground-no-key")
 
 
