@@ -13,6 +13,7 @@ from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 
+from accounts.formatting import clipped, usd
 from billing.ledger import ledger_post
 from billing.models import Attempt, DeadLetter, EntryKind, Generation, LedgerEntry
 
@@ -54,24 +55,32 @@ class AttemptInline(ReadOnlyAdminMixin, admin.TabularInline[Attempt, Generation]
 class GenerationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin[Generation]):
     inlines = [AttemptInline]
     list_display = [
-        "request_id",
+        "request",
         "organization",
         "model",
         "provider",
         "status",
         "streamed",
         "tokens",
-        "cost",
+        "cost_usd",
         "created_at",
     ]
-    list_filter = ["status", "provider", "streamed"]
+    list_filter = ["status", "provider", "streamed", "organization"]
     search_fields = ["request_id", "organization__slug", "model"]
     list_select_related = ["organization"]
     date_hierarchy = "created_at"
 
+    @admin.display(description="Request ID", ordering="request_id")
+    def request(self, generation: Generation) -> str:
+        return clipped(generation.request_id)
+
     @admin.display(description="Tokens (prompt + completion)")
     def tokens(self, generation: Generation) -> str:
         return f"{generation.prompt_tokens} + {generation.completion_tokens}"
+
+    @admin.display(description="Cost", ordering="cost")
+    def cost_usd(self, generation: Generation) -> str:
+        return usd(generation.cost)
 
 
 class AdjustmentForm(forms.ModelForm[LedgerEntry]):
@@ -96,8 +105,8 @@ class LedgerEntryAdmin(admin.ModelAdmin[LedgerEntry]):
         "created_at",
         "organization",
         "kind",
-        "amount",
-        "balance_after",
+        "amount_usd",
+        "balance_after_usd",
         "note",
         "created_by",
     ]
@@ -105,6 +114,14 @@ class LedgerEntryAdmin(admin.ModelAdmin[LedgerEntry]):
     search_fields = ["organization__slug", "note", "idempotency_key"]
     list_select_related = ["organization", "created_by"]
     date_hierarchy = "created_at"
+
+    @admin.display(description="Amount", ordering="amount")
+    def amount_usd(self, entry: LedgerEntry) -> str:
+        return usd(entry.amount)
+
+    @admin.display(description="Balance after", ordering="balance_after")
+    def balance_after_usd(self, entry: LedgerEntry) -> str:
+        return usd(entry.balance_after)
 
     def get_fields(self, request: HttpRequest, obj: LedgerEntry | None = None) -> tuple[str, ...]:
         if obj is None:

@@ -3,6 +3,7 @@ only; the reads live in billing.models (GenerationQuerySet) and billing.usage.""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import date, timedelta
 from typing import Any
 
@@ -32,16 +33,30 @@ class GenerationFilterForm(forms.Form):
 
 
 PERIODS = [(7, "Last 7 days"), (30, "Last 30 days"), (90, "Last 90 days")]
+DEFAULT_DAYS = 30
 
 
 class UsageForm(forms.Form):
+    """The period and split of the usage page; what the query leaves out is the default, so
+    the menus always show what the page covers."""
+
     days = forms.TypedChoiceField(choices=PERIODS, coerce=int, required=False, label="Period")
     split = forms.ChoiceField(
         choices=[("model", "By model"), ("provider", "By provider")], required=False
     )
 
+    def __init__(self, query: Mapping[str, Any] | None = None) -> None:
+        super().__init__({"days": str(DEFAULT_DAYS), "split": "model"})
+        for name, value in (query or {}).items():
+            if name in self.data and self._offers(name, value):
+                self.data[name] = value
+
+    def _offers(self, name: str, value: object) -> bool:
+        choices = self.fields[name].choices  # type: ignore[attr-defined]
+        return any(str(key) == value for key, _ in choices)
+
     def period(self) -> tuple[date, date]:
-        days = (self.cleaned_data.get("days") if self.is_valid() else None) or 30
+        days = (self.cleaned_data.get("days") if self.is_valid() else None) or DEFAULT_DAYS
         until = timezone.localdate()
         return until - timedelta(days=days - 1), until
 

@@ -11,6 +11,7 @@ from asgiref.sync import async_to_sync
 from channels.layers import BaseChannelLayer, InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
 
+from accounts.formatting import usd, when
 from billing.breaker import REDIS, REDIS_DOWN
 from billing.models import Generation
 
@@ -36,14 +37,17 @@ def generation_summary(generation: Generation) -> dict[str, Any]:
     return {
         "request_id": generation.request_id,
         "model": generation.model,
+        "requested": generation.requested,
         "provider": generation.provider,
         "status": generation.status,
         "streamed": generation.streamed,
         "prompt_tokens": generation.prompt_tokens,
         "completion_tokens": generation.completion_tokens,
         "cost": str(generation.cost),
+        "cost_text": usd(generation.cost),
         "latency_ms": generation.latency_ms,
         "created_at": generation.created_at.isoformat(),
+        "when": when(generation.created_at),
     }
 
 

@@ -125,6 +125,11 @@ class Generation(models.Model):
     def __str__(self) -> str:
         return self.request_id
 
+    @property
+    def requested(self) -> str:
+        """The selectors the call named, for a call no model served."""
+        return ", ".join(self.selectors or [])
+
 
 class KeySource(models.TextChoices):
     OWN = "own", "Organization's saved key"

@@ -14,12 +14,14 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from django.db.models import Count, DecimalField, F, QuerySet, Sum, Value
+from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce, TruncDate
 
 from billing.models import Generation
 
 Split = Literal["model", "provider"]
 METRICS = ("cost", "tokens", "calls")
+NOT_SERVED = "not served"
 
 
 def seen_values(organization_id: int, field_name: str) -> list[str]:
@@ -69,8 +71,8 @@ def daily_usage(organization_id: int, since: date, until: date, split: Split) ->
     rows = (
         Generation.objects.for_org(organization_id)
         .filtered(since=since, until=until)
-        .annotate(day=TruncDate("created_at"), name=F(split))
-        .values("day", "name")
+        .annotate(day=TruncDate("created_at"), name=F(split), requested=KT("selectors__0"))
+        .values("day", "name", "requested")
         .annotate(
             cost=Sum("cost"),
             tokens=Sum(F("prompt_tokens") + F("completion_tokens")),
@@ -88,7 +90,7 @@ def _tabulate(rows: Iterable[Any], since: date, until: date) -> DailyUsage:
         m: defaultdict(lambda: [0.0] * len(days)) for m in METRICS
     }
     for row in rows:
-        name = row["name"] or "(none)"
+        name = row["name"] or _not_served(row["requested"])
         for metric in METRICS:
             table[metric][name][index[row["day"]]] += float(row[metric] or 0)
     series = sorted(table["calls"], key=lambda name: -sum(table["calls"][name]))
@@ -96,6 +98,11 @@ def _tabulate(rows: Iterable[Any], since: date, until: date) -> DailyUsage:
     usage.values = {m: {name: table[m][name] for name in series} for m in METRICS}
     usage.totals = {m: sum(sum(v) for v in usage.values[m].values()) for m in METRICS}
     return usage
+
+
+def _not_served(requested: str | None) -> str:
+    """The series of calls no model (or provider) served: what they asked for."""
+    return f"{requested} (not served)" if requested else NOT_SERVED
 
 
 CSV_FIELDS = (

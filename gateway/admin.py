@@ -5,6 +5,7 @@ the key nor its ciphertext is ever rendered."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from django import forms
@@ -13,9 +14,11 @@ from django.db import models
 from django.db.models import ForeignKey
 from django.http import HttpRequest
 from django.utils.decorators import method_decorator
+from django.utils.html import format_html
 from django.views.decorators.debug import sensitive_post_parameters
 from django_stubs_ext import StrOrPromise
 
+from accounts.formatting import clipped
 from accounts.key_env import key_env_problem
 from accounts.secrets import readable
 from gateway.models import Model as CatalogModel
@@ -72,6 +75,15 @@ class ProviderForm(forms.ModelForm[Provider]):
         return provider
 
 
+def price(value: Decimal | None) -> str:
+    """A price per million tokens without the stored field's trailing zeros: 1.25, not
+    1.250000000."""
+    if value is None:
+        return "-"
+    text = f"{value:f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 URL_OVERRIDES: dict[type[models.Field[Any, Any]], dict[str, Any]] = {
     models.URLField: {"assume_scheme": "https"}
 }
@@ -100,10 +112,14 @@ class ProviderAdmin(admin.ModelAdmin[Provider]):
         "new_key",
         "clear_key",
     ]
-    list_display = ["name", "api", "base_url", "key_env", "has_stored_key", "key_state", "zdr"]
+    list_display = ["name", "api", "endpoint", "key_env", "has_stored_key", "key_state", "zdr"]
     list_editable = ["zdr"]
     list_filter = ["api", "zdr"]
     search_fields = ["name", "display_name"]
+
+    @admin.display(description="Base URL", ordering="base_url")
+    def endpoint(self, provider: Provider) -> str:
+        return clipped(provider.base_url)
 
     @admin.display(boolean=True, description="Momor key stored")
     def has_stored_key(self, provider: Provider) -> bool:
@@ -116,7 +132,10 @@ class ProviderAdmin(admin.ModelAdmin[Provider]):
             return "-"
         if readable(provider.key_encrypted):
             return "in use"
-        return "cannot be decrypted (MOMOR_ENCRYPTION_KEY changed): skipped, set it again"
+        return format_html(
+            '<span title="{}">skipped: cannot be decrypted</span>',
+            "MOMOR_ENCRYPTION_KEY changed since it was stored: set it again",
+        )
 
 
 @admin.register(CatalogModel)
@@ -172,13 +191,11 @@ class OfferingAdmin(admin.ModelAdmin[Offering]):
     form = OfferingForm
     list_display = [
         "model",
-        "provider",
-        "region",
-        "upstream_id",
-        "prompt_price",
-        "completion_price",
-        "cache_read_price",
-        "cache_write_price",
+        "place",
+        "upstream",
+        "prompt",
+        "completion",
+        "cache",
         "tools",
         "json_schema",
         "enabled",
@@ -194,6 +211,27 @@ class OfferingAdmin(admin.ModelAdmin[Offering]):
     search_fields = ["model__id", "upstream_id"]
     list_select_related = ["model", "provider", "region__provider"]
     autocomplete_fields = ["model"]
+
+    @admin.display(description="Provider", ordering="provider__name")
+    def place(self, offering: Offering) -> str:
+        """The provider, or its region as name@region."""
+        return offering.place
+
+    @admin.display(description="Upstream ID", ordering="upstream_id")
+    def upstream(self, offering: Offering) -> str:
+        return clipped(offering.upstream_id)
+
+    @admin.display(description="Prompt $/M", ordering="prompt_price")
+    def prompt(self, offering: Offering) -> str:
+        return price(offering.prompt_price)
+
+    @admin.display(description="Completion $/M", ordering="completion_price")
+    def completion(self, offering: Offering) -> str:
+        return price(offering.completion_price)
+
+    @admin.display(description="Cache read / write $/M")
+    def cache(self, offering: Offering) -> str:
+        return f"{price(offering.cache_read_price)} / {price(offering.cache_write_price)}"
 
     def formfield_for_foreignkey(
         self, db_field: ForeignKey[Any, Any], request: HttpRequest, **kwargs: Any

@@ -33,7 +33,7 @@ from gateway.errors import (
     unsupported_media_type,
 )
 from gateway.failover import answer
-from gateway.options import CallOptions, read_options, strip_routing
+from gateway.options import CallOptions, read_options, requested_selectors, strip_routing
 from gateway.routing import Candidate, candidates, needs_of, nothing_answers
 from gateway.selectors import AgeRules, resolve
 from gateway.snapshot import Catalog
@@ -126,6 +126,7 @@ def _plan(
     body: dict[str, Any], raw: bytes, catalog: Catalog, caller: Caller, record: CallRecord
 ) -> tuple[CallOptions, list[Candidate]]:
     """The call's routing fields and its candidates, in the order they are tried."""
+    record.selectors = requested_selectors(body)
     _check_depth(body, raw)
     options = read_options(body, catalog.places)
     record.selectors, record.streamed = list(options.selectors), options.stream

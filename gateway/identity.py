@@ -102,6 +102,11 @@ class Identities:
         return loaded.get(org_id)
 
 
+def org_info(org_id: int) -> OrgInfo | None:
+    """One organization as calls see it, read now (for pages, not the hot path)."""
+    return _load_orgs([org_id]).get(org_id)
+
+
 def _key_info(row: ApiKey) -> KeyInfo:
     return KeyInfo(
         id=row.pk,

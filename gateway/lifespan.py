@@ -35,8 +35,10 @@ async def lifespan(scope: Scope, receive: Receive, send: Send) -> None:
             _grace_on_signals(asyncio.get_running_loop())
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
-            await recording.shutdown(DRAIN_SECONDS)
-            await upstream.close()
+            try:
+                await recording.shutdown(DRAIN_SECONDS)
+            finally:
+                await upstream.close()
             await send({"type": "lifespan.shutdown.complete"})
             return
 

@@ -23,6 +23,10 @@ class ProviderPrefs:
     max_age_given: bool = False
 
 
+REQUESTED_COUNT = 8
+REQUESTED_CHARS = 200
+
+
 @dataclass(frozen=True, slots=True)
 class CallOptions:
     selectors: tuple[str, ...]
@@ -42,6 +46,15 @@ def read_options(body: dict[str, Any], places: frozenset[str]) -> CallOptions:
     stream_options = body.get("stream_options")
     include_usage = isinstance(stream_options, dict) and stream_options.get("include_usage") is True
     return CallOptions(selectors, _prefs(body.get("provider"), places), stream, include_usage)
+
+
+def requested_selectors(body: dict[str, Any]) -> list[str]:
+    """The selectors a body names, read leniently so that a call refused for its routing fields
+    is recorded with what it asked for (bounded: a record keeps at most a few short names)."""
+    models = body.get("models")
+    names = [body.get("model"), *(models if isinstance(models, list) else [])]
+    kept = [name.strip()[:REQUESTED_CHARS] for name in names if isinstance(name, str)]
+    return [name for name in kept if name][:REQUESTED_COUNT]
 
 
 def _selectors(body: dict[str, Any], name: str) -> tuple[str, ...]:

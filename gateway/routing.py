@@ -92,7 +92,7 @@ def candidates(
         key=lambda o: (needs.tools and not o.tools, needs.json_schema and not o.json_schema)
     )
     zdr = options.prefs.zdr or org.zdr_hold
-    found = [c for o in capable for c in _keyed(o, org, zdr)]
+    found = [c for o in capable for c in keyed(o, org, zdr)]
     if not found:
         raise _no_key(options, zdr)
     return found
@@ -112,7 +112,8 @@ def _ordered(model: ModelInfo, prefs: ProviderPrefs) -> list[OfferingInfo]:
     return sorted(kept, key=lead)
 
 
-def _keyed(offering: OfferingInfo, org: OrgInfo, zdr: bool) -> list[Candidate]:
+def keyed(offering: OfferingInfo, org: OrgInfo, zdr: bool) -> list[Candidate]:
+    """The offering paired with each key that may call it: the saved key first, then Momor's."""
     found: list[Candidate] = []
     saved = org.saved_keys.get(offering.place) or org.saved_keys.get(offering.provider.name)
     if saved is not None and (saved.zdr or not zdr):

@@ -10,6 +10,7 @@ failure of the exchange as `UpstreamError`."""
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import AsyncIterator
 from typing import Protocol
 
@@ -46,22 +47,46 @@ class Client(Protocol):
 
 
 _clients: dict[tuple[asyncio.AbstractEventLoop, str], Client] = {}
+# Per pool, a task that closes it when its loop shuts down: a server that ends its loop without
+# the lifespan's shutdown (uvicorn's forced exit on a second signal, `--lifespan off`, a server
+# that speaks no lifespan) cancels every task left, and the pool is closed there, not left for
+# the garbage collector to report as an "Unclosed client session".
+_closers: dict[tuple[asyncio.AbstractEventLoop, str], asyncio.Task[None]] = {}
+_closed_loops: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
 
 
 async def send(url: str, headers: dict[str, str], body: bytes) -> Response:
     """POST `body`; returns once the response's head has arrived (its body still to read)."""
     key = (asyncio.get_running_loop(), settings.MOMOR_UPSTREAM_TRANSPORT)
-    client = _clients.get(key)
-    if client is None:
-        client = _clients[key] = HttpxClient() if key[1] == "httpx" else AiohttpClient()
+    client = _clients.get(key) or _open(key)
     return await client.send(url, headers, body)
 
 
+def _open(key: tuple[asyncio.AbstractEventLoop, str]) -> Client:
+    loop, transport = key
+    if loop in _closed_loops:
+        raise UpstreamError("Momor is shutting down: no new provider connections", connect=True)
+    client = _clients[key] = HttpxClient() if transport == "httpx" else AiohttpClient()
+    _closers[key] = loop.create_task(_close_with_loop(client))
+    return client
+
+
+async def _close_with_loop(client: Client) -> None:
+    try:
+        await asyncio.Event().wait()  # until cancelled: by close(), or by the loop's shutdown
+    finally:
+        await client.close()
+
+
 async def close() -> None:
-    """Close this event loop's pools (at server shutdown)."""
+    """Close this event loop's pools (at server shutdown); the loop opens none after."""
     loop = asyncio.get_running_loop()
+    _closed_loops.add(loop)
     for key in [key for key in _clients if key[0] is loop]:
-        await _clients.pop(key).close()
+        del _clients[key]
+        closer = _closers.pop(key)
+        closer.cancel()
+        await asyncio.wait({closer})
 
 
 def _read_timeout() -> float:

@@ -130,12 +130,15 @@ def _graceful_shutdown(self: server.Server) -> defer.Deferred[None]:
 async def _shut_down(daphne: server.Server) -> None:
     grace = settings.MOMOR_SHUTDOWN_GRACE_SECONDS
     log.info("shutting down: calls under way have %ss", grace)
-    await _calls_ended(grace)
-    if cancelled := recording.cancel_in_flight():
-        log.warning("shutdown grace period over: %d calls cancelled", cancelled)
-        await _calls_ended(DRAIN_SECONDS)  # each records itself as cancelled
-    await recording.shutdown(DRAIN_SECONDS)
-    await upstream.close()
+    try:
+        await _calls_ended(grace)
+        if cancelled := recording.cancel_in_flight():
+            log.warning("shutdown grace period over: %d calls cancelled", cancelled)
+            await _calls_ended(DRAIN_SECONDS)  # each records itself as cancelled
+        await recording.shutdown(DRAIN_SECONDS)
+    finally:
+        # Daphne's own cancellation comes next; the pool is closed whatever came before.
+        await upstream.close()
     await defer.Deferred.asFuture(_kill_all_applications(daphne), asyncio.get_running_loop())
 
 

@@ -10,6 +10,12 @@ from django.urls import include, path, re_path
 from accounts.signin import throttled
 from momor import static
 
+admin.site.site_header = "Momor administration"
+admin.site.site_title = "Momor admin"
+admin.site.index_title = "Catalog, organizations and records"
+# The lists need the page's width at 1280 px; the index and breadcrumbs lead everywhere.
+admin.site.enable_nav_sidebar = False
+
 urlpatterns = [
     path("admin/login/", throttled(admin.site.login)),
     path("admin/", admin.site.urls),

@@ -78,6 +78,10 @@ class Gateway(Process):
         else:
             command = [sys.executable, "-m", "uvicorn", "momor.asgi:application", "--fd", fd]
             command += ["--log-level", "warning", "--no-access-log"]
+            if server == "uvicorn-uvloop":  # the README's production command
+                command += ["--loop", "uvloop", "--http", "httptools"]
+            if server == "uvicorn-no-lifespan":  # as a server that speaks no lifespan
+                command += ["--lifespan", "off"]
         with log.open("ab") as out:
             process = subprocess.Popen(  # noqa: S603
                 command, cwd=ROOT, env=env, pass_fds=[sock.fileno()], stdout=out, stderr=out

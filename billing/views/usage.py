@@ -13,7 +13,7 @@ from billing.usage import daily_usage
 
 @role_required(Role.MEMBER)
 def usage(request: HttpRequest, membership: Membership) -> HttpResponse:
-    form = UsageForm(request.GET or None)
+    form = UsageForm(request.GET)
     since, until = form.period()
     split = form.split_by()
     data = daily_usage(membership.organization_id, since, until, split)  # type: ignore[arg-type]

@@ -14,11 +14,21 @@
     return td;
   }
 
-  function when(iso) {
-    const date = new Date(iso);
-    const month = date.toLocaleString("en-US", { month: "short", timeZone: "UTC" });
-    const time = date.toISOString().slice(11, 19);
-    return `${month} ${date.getUTCDate()}, ${time}`;
+  function modelCell(g) {
+    const td = document.createElement("td");
+    td.className = "model";
+    const name = document.createElement("span");
+    if (g.model) name.textContent = g.model;
+    else if (g.requested) {
+      name.className = "requested";
+      name.title = "Requested; no model served it";
+      name.textContent = g.requested;
+    } else {
+      name.className = "muted";
+      name.textContent = "—";
+    }
+    td.append(name);
+    return td;
   }
 
   function row(g) {
@@ -26,9 +36,11 @@
     tr.className = "arrived";
     tr.dataset.requestId = g.request_id;
     const first = document.createElement("td");
+    first.className = "when";
     const link = document.createElement("a");
     link.href = `/generations/${encodeURIComponent(g.request_id)}/`;
-    link.textContent = when(g.created_at);
+    link.title = g.created_at;
+    link.textContent = g.when;
     first.append(link);
     const status = document.createElement("td");
     const badge = document.createElement("span");
@@ -37,13 +49,13 @@
     status.append(badge);
     tr.append(
       first,
-      cell(g.model || "—"),
+      modelCell(g),
       cell(g.provider || "—"),
       status,
       cell(g.prompt_tokens.toLocaleString("en-US"), "num"),
       cell(g.completion_tokens.toLocaleString("en-US"), "num"),
       cell(`${g.latency_ms.toLocaleString("en-US")} ms`, "num"),
-      cell(`$${Number(g.cost).toFixed(6)}`, "num"),
+      cell(g.cost_text, "num"),
     );
     return tr;
   }

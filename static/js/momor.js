@@ -1,5 +1,19 @@
-// Small enhancements shared by every page: copy buttons and confirmations.
+// Small enhancements shared by every page: copy buttons and confirmations, and the money
+// format of the pages (accounts/formatting.py) for what scripts draw.
 "use strict";
+
+window.Momor = {
+  // $1,234.50, $0.000033, -$2.00: two decimals at least, six at most, as the pages write it.
+  usd(value) {
+    const amount = Number(value);
+    if (!Number.isFinite(amount)) return "";
+    const size = Math.abs(amount);
+    const sign = amount < 0 ? "-" : "";
+    if (size > 0 && size < 0.000001) return `${sign}<$0.000001`;
+    const text = size.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 6 });
+    return `${sign}$${text}`;
+  },
+};
 
 document.addEventListener("click", async (event) => {
   const button = event.target.closest("[data-copy]");

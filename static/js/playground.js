@@ -34,7 +34,7 @@
     return [...list, ...history, { role: "user", content: text }];
   }
 
-  async function readEvents(response, onDelta) {
+  async function readEvents(response, onDelta, onUsage) {
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
     let buffer = "";
@@ -52,6 +52,7 @@
           if (data === "[DONE]") return;
           const chunk = JSON.parse(data);
           if (chunk.error) throw new Error(chunk.error.message || "The stream ended with an error.");
+          if (chunk.usage) onUsage(chunk.usage);
           const delta = chunk.choices?.[0]?.delta?.content;
           if (delta) onDelta(delta);
         }
@@ -59,8 +60,33 @@
     }
   }
 
+  function seconds(ms) {
+    return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+  }
+
+  // What one reply took: tokens in and out, its cost and how long it took (the first token's
+  // wait as well), under the reply's bubble.
+  function replyFacts(answer, usage, started, firstAt) {
+    const facts = document.createElement("div");
+    facts.className = "reply-facts";
+    const parts = [];
+    if (usage) {
+      parts.push(`${usage.prompt_tokens ?? 0} → ${usage.completion_tokens ?? 0} tokens`);
+      if (usage.cost !== undefined) parts.push(Momor.usd(usage.cost));
+    }
+    const total = performance.now() - started;
+    parts.push(firstAt ? `${seconds(total)} (first token ${seconds(firstAt - started)})` : seconds(total));
+    facts.textContent = parts.join(" · ");
+    answer.closest(".msg").append(facts);
+  }
+
   async function ask(text) {
-    const body = { model: form.elements.model.value, messages: messages(text), stream: true };
+    const body = {
+      model: form.elements.model.value,
+      messages: messages(text),
+      stream: true,
+      stream_options: { include_usage: true },
+    };
     bubble("user", text);
     const answer = bubble("assistant", "");
     answer.classList.add("streaming");
@@ -68,6 +94,10 @@
     send.disabled = true;
     stop.disabled = false;
     meta.textContent = "Waiting for the first token…";
+    const started = performance.now();
+    let firstAt = null;
+    let usage = null;
+    let failed = false;
     try {
       const response = await fetch(form.dataset.endpoint, {
         method: "POST",
@@ -81,16 +111,27 @@
         throw new Error(failure.error?.message || `HTTP ${response.status}`);
       }
       meta.textContent = `${response.headers.get("X-Momor-Model") || body.model} via ${response.headers.get("X-Momor-Provider") || "?"}`;
-      await readEvents(response, (delta) => {
-        answer.textContent += delta;
-        log.scrollTop = log.scrollHeight;
-      });
+      await readEvents(
+        response,
+        (delta) => {
+          firstAt ??= performance.now();
+          answer.textContent += delta;
+          log.scrollTop = log.scrollHeight;
+        },
+        (reported) => { usage = reported; },
+      );
       history.push({ role: "user", content: text }, { role: "assistant", content: answer.textContent });
     } catch (error) {
+      failed = true;
+      if (!answer.textContent) answer.closest(".msg").remove();
+      if (meta.textContent.startsWith("Waiting")) meta.textContent = "";
       if (error.name !== "AbortError") bubble("error", error.message);
     } finally {
       answer.classList.remove("streaming");
-      answer.closest(".msg").dataset.done = "true";
+      if (answer.isConnected) {
+        answer.closest(".msg").dataset.done = "true";
+        if (!failed || answer.textContent) replyFacts(answer, usage, started, firstAt);
+      }
       send.disabled = false;
       stop.disabled = true;
       controller = null;

@@ -3,6 +3,13 @@
 
 const PALETTE = ["#4f46e5", "#0ea5e9", "#10b981", "#f59e0b", "#ef4444", "#a855f7", "#14b8a6", "#64748b"];
 
+// Cost ticks share one width: as many decimals as the step between ticks needs (two to six).
+function costTick(value, index, ticks) {
+  const step = ticks.length > 1 ? Math.abs(ticks[1].value - ticks[0].value) : Math.abs(value);
+  const decimals = step > 0 ? Math.min(6, Math.max(2, Math.ceil(-Math.log10(step) - 1e-9))) : 2;
+  return "$" + Number(value).toLocaleString("en-US", { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
+}
+
 function drawUsage() {
   const data = JSON.parse(document.getElementById("usage-data").textContent);
   for (const canvas of document.querySelectorAll("canvas[data-metric]")) {
@@ -22,13 +29,16 @@ function drawUsage() {
         maintainAspectRatio: false,
         animation: false,
         interaction: { mode: "index", intersect: false },
-        plugins: { legend: { position: "bottom", labels: { boxWidth: 12, usePointStyle: true } } },
+        plugins: {
+          legend: { position: "bottom", labels: { boxWidth: 12, usePointStyle: true } },
+          tooltip: metric === "cost" ? { callbacks: { label: (item) => `${item.dataset.label}: ${Momor.usd(item.raw)}` } } : {},
+        },
         scales: {
           x: { stacked: true, grid: { display: false }, ticks: { maxRotation: 0, autoSkipPadding: 12 } },
           y: {
             stacked: true,
             beginAtZero: true,
-            ticks: { callback: (value) => (metric === "cost" ? "$" + Number(value).toPrecision(3) : value) },
+            ticks: metric === "cost" ? { callback: costTick } : { precision: 0 },
           },
         },
       },

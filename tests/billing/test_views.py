@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import csv
 import io
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 
 import pytest
 from django.utils import timezone
@@ -19,7 +20,7 @@ def test_the_overview_shows_the_organization(alice, acme) -> None:  # type: igno
     make_generation(acme, cost="0.25")
     page = signed_in(alice).get("/").content.decode()
     assert "Acme" in page
-    assert "$0.2500" in page
+    assert "$0.25" in page
     assert "$100.00" in page  # the owner sees the balance
 
 
@@ -75,3 +76,72 @@ def test_usage_is_split_by_model_and_by_provider(alice, acme) -> None:  # type: 
     }
     split = client.get("/usage/", {"days": 7, "split": "provider"}).context["charts"]
     assert {d["label"] for d in split["calls"]["datasets"]} == {"openai", "mistral"}
+
+
+def test_the_usage_menus_show_the_period_the_page_covers(alice, acme) -> None:  # type: ignore[no-untyped-def]
+    client = signed_in(alice)
+    for query, days, split in [
+        ({}, "30", "model"),
+        ({"split": "provider"}, "30", "provider"),
+        ({"days": "7"}, "7", "model"),
+        ({"days": "5"}, "30", "model"),  # not offered: the default, and the menu says so
+    ]:
+        response = client.get("/usage/", query)
+        page = response.content.decode()
+        assert f'<option value="{days}" selected>' in page
+        assert f'<option value="{split}" selected>' in page
+        assert len(response.context["charts"]["calls"]["labels"]) == int(days)
+
+
+def test_calls_no_model_served_are_shown_by_what_they_requested(alice, acme) -> None:  # type: ignore[no-untyped-def]
+    refused = make_generation(acme, model="", provider="", status="refused", cost="0")
+    refused.selectors = ["anthropic/claude-opus-9"]
+    refused.save()
+    make_generation(acme, model="", provider="", status="refused", cost="0")  # named nothing
+    client = signed_in(alice)
+    listed = client.get("/generations/").content.decode()
+    requested = '<span class="requested" title="Requested; no model served it">'
+    assert requested + "anthropic/claude-opus-9" in listed
+    assert "(none)" not in listed
+    assert "anthropic/claude-opus-9" in client.get("/").content.decode()
+    detail = client.get(f"/generations/{refused.request_id}/").content.decode()
+    assert "<h1>anthropic/claude-opus-9</h1>" in detail
+    charts = client.get("/usage/").context["charts"]
+    assert {d["label"] for d in charts["calls"]["datasets"]} == {
+        "anthropic/claude-opus-9 (not served)",
+        "not served",
+    }
+    by_provider = client.get("/usage/", {"split": "provider"}).context["charts"]
+    labels = {d["label"] for d in by_provider["calls"]["datasets"]}
+    assert "anthropic/claude-opus-9 (not served)" in labels
+
+
+def test_money_is_written_one_way_on_every_page(alice, acme) -> None:  # type: ignore[no-untyped-def]
+    from billing.ledger import ledger_post
+    from billing.models import EntryKind
+
+    generation = make_generation(acme, cost="0.000033")
+    ledger_post(organization_id=acme.pk, kind=EntryKind.CHARGE, amount=Decimal("-0.0000392"))
+    client = signed_in(alice)
+    pages = {
+        "/": ["$0.000033", "$99.999961"],
+        "/generations/": ["$0.000033"],
+        f"/generations/{generation.request_id}/": ["$0.000033"],
+        "/usage/": ["$0.000033"],
+        "/billing/": ["$99.999961", "-$0.000039", "99.999960800 USD exactly"],
+    }
+    for path, amounts in pages.items():
+        page = client.get(path).content.decode()
+        for amount in amounts:
+            assert amount in page, f"{amount} not on {path}"
+        assert "$0.0000<" not in page and "$0.000033000" not in page
+
+
+def test_dates_are_written_one_way_on_every_page(alice, acme) -> None:  # type: ignore[no-untyped-def]
+    moment = datetime(2026, 3, 4, 15, 6, 7, tzinfo=UTC)
+    generation = make_generation(acme, created_at=moment)
+    client = signed_in(alice)
+    for path in ["/", "/generations/", f"/generations/{generation.request_id}/"]:
+        page = client.get(path).content.decode()
+        assert "Mar 4, 2026 15:06" in page, path
+        assert 'title="2026-03-04T15:06:07+00:00"' in page, path

@@ -268,6 +268,12 @@ def test_it_refuses_an_unreadable_provider_list(world: World, field: str, value:
     error_of(world.post(ask(provider={field: value})), 400, "invalid_value")
 
 
+@pytest.mark.parametrize("age", ["P999999999Y", "PT99999999999999H", "P" + "9" * 400 + "D"])
+def test_it_refuses_a_max_age_past_any_date(world: World, age: str) -> None:
+    error = error_of(world.post(ask(provider={"maxAge": age})), 400, "invalid_value")
+    assert error["message"].startswith("'provider.maxAge' must be an ISO 8601 duration")
+
+
 @pytest.mark.parametrize("sort", ["latency", "throughput", "", 1])
 def test_it_refuses_a_sort_other_than_price(world: World, sort: Any) -> None:
     error_of(world.post(ask(provider={"sort": sort})), 400, "invalid_value")

@@ -96,6 +96,23 @@ def test_a_call_refused_after_the_key_is_recorded(
     assert attempts(row) == []
 
 
+@pytest.mark.parametrize(
+    ("body", "requested"),
+    [
+        (ask("nobody/here"), ["nobody/here"]),
+        (ask(provider={"maxAge": "P999999999Y"}), ["openai/gpt-5"]),
+        ({**ask("a/one"), "models": ["b/two", 3, " "], "stream": "yes"}, ["a/one", "b/two"]),
+        ({"messages": []}, []),
+    ],
+)
+def test_a_refused_call_is_recorded_with_what_it_requested(
+    world: World, body: dict[str, object], requested: list[str]
+) -> None:
+    response = world.post(body)
+    assert response.status_code in (400, 404)
+    assert generation(response).selectors == requested
+
+
 def test_a_call_refused_before_the_key_is_not_recorded(world: World) -> None:
     response = world.post(ask(), key="sk-momor-nobody")
     assert response.status_code == 401

@@ -1,0 +1,26 @@
+"""The members' UI's formats as template filters: `{{ amount|usd }}`, `{{ moment|when }}`,
+`{{ moment|day }}` (accounts.formatting holds the rules)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from django import template
+from django.utils import timezone
+from django.utils.dateformat import format as date_format
+
+from accounts.formatting import DATE_FORMAT, usd, when
+
+register = template.Library()
+register.filter("usd", usd)
+register.filter("when", when)
+
+
+@register.filter
+def day(value: datetime | date | None) -> str:
+    """Only the calendar day of a moment, written as `when` writes days."""
+    if value is None:
+        return ""
+    if isinstance(value, datetime) and timezone.is_aware(value):
+        value = timezone.localtime(value)
+    return date_format(value, DATE_FORMAT)
