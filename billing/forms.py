@@ -22,11 +22,25 @@ class GenerationFilterForm(forms.Form):
     status = forms.ChoiceField(
         required=False, choices=[("", "Any status"), *GenerationStatus.choices]
     )
+    session = forms.CharField(
+        required=False,
+        max_length=256,
+        widget=forms.TextInput(attrs={"placeholder": "Session id"}),
+    )
+    app = forms.ChoiceField(required=False)
     since = forms.DateField(required=False, widget=DateInput, label="From")
     until = forms.DateField(required=False, widget=DateInput, label="To")
 
-    def __init__(self, *args: Any, models: list[str], providers: list[str], **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        models: list[str],
+        providers: list[str],
+        apps: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
+        self.fields["app"].choices = [("", "Any app"), *((a, a) for a in apps or [])]  # type: ignore[attr-defined]
         self.fields["model"].choices = [("", "Any model"), *((m, m) for m in models)]  # type: ignore[attr-defined]
         self.fields["provider"].choices = [("", "Any provider"), *((p, p) for p in providers)]  # type: ignore[attr-defined]
 
@@ -37,7 +51,8 @@ PERIODS = [(7, "Last 7 days"), (30, "Last 30 days"), (90, "Last 90 days")]
 class UsageForm(forms.Form):
     days = forms.TypedChoiceField(choices=PERIODS, coerce=int, required=False, label="Period")
     split = forms.ChoiceField(
-        choices=[("model", "By model"), ("provider", "By provider")], required=False
+        choices=[("model", "By model"), ("provider", "By provider"), ("app", "By app")],
+        required=False,
     )
 
     def period(self) -> tuple[date, date]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from asgiref.sync import async_to_sync
 from django import forms
 from django.contrib import admin
 from django.db import models
@@ -17,6 +18,7 @@ from django.views.decorators.debug import sensitive_post_parameters
 
 from accounts.key_env import key_env_problem
 from accounts.secrets import readable
+from gateway.figures import figures_of
 from gateway.models import Model as CatalogModel
 from gateway.models import Offering, Provider, Region
 
@@ -45,7 +47,16 @@ class ProviderForm(forms.ModelForm):
 
     class Meta:
         model = Provider
-        fields = ["name", "display_name", "api", "base_url", "key_env", "zdr"]
+        fields = [
+            "name",
+            "display_name",
+            "api",
+            "base_url",
+            "key_env",
+            "zdr",
+            "collects_data",
+            "locations",
+        ]
         formfield_callback = _https_formfield
 
     def clean_key_env(self) -> str:
@@ -79,7 +90,7 @@ URL_OVERRIDES: dict[type[models.Field[Any, Any]], dict[str, Any]] = {
 class RegionInline(admin.TabularInline):
     model = Region
     formfield_overrides = URL_OVERRIDES
-    fields = ["name", "base_url"]
+    fields = ["name", "base_url", "collects_data", "locations"]
     extra = 0
 
 
@@ -96,6 +107,8 @@ class ProviderAdmin(admin.ModelAdmin):
         "base_url",
         "key_env",
         "zdr",
+        "collects_data",
+        "locations",
         "new_key",
         "clear_key",
     ]
@@ -144,6 +157,8 @@ class OfferingForm(forms.ModelForm):
             "json_schema",
             "reasoning_efforts",
             "input_modalities",
+            "parameters",
+            "quantization",
             "enabled",
         ]
 
@@ -193,6 +208,21 @@ class OfferingAdmin(admin.ModelAdmin):
     search_fields = ["model__id", "upstream_id"]
     list_select_related = ["model", "provider", "region__provider"]
     autocomplete_fields = ["model"]
+    readonly_fields = ["measured"]
+
+    @admin.display(description="Measured (last 15 minutes)")
+    def measured(self, obj: Offering) -> str:
+        if obj.pk is None:
+            return "—"
+        found = async_to_sync(figures_of)([obj.pk]).get(obj.pk)
+        if found is None:
+            return "No call measured."
+        figures = found.as_dict()
+        return (
+            f"{figures['calls']} tries, {figures['quality']:.1%} served; "
+            f"first token {_or_dash(figures['latency_ms'], 'ms')}, "
+            f"{_or_dash(figures['throughput'], 'tokens/s')}"
+        )
 
     def formfield_for_foreignkey(
         self, db_field: ForeignKey[Any, Any], request: HttpRequest, **kwargs: Any
@@ -201,3 +231,7 @@ class OfferingAdmin(admin.ModelAdmin):
         if db_field.name == "region":
             kwargs["queryset"] = Region.objects.select_related("provider")
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+def _or_dash(value: object, unit: str) -> str:
+    return "—" if value is None else f"{value} {unit}"
