@@ -27,20 +27,14 @@ class GenerationFilterForm(forms.Form):
         max_length=256,
         widget=forms.TextInput(attrs={"placeholder": "Session id"}),
     )
-    app = forms.ChoiceField(required=False)
+    app = forms.CharField(
+        required=False, max_length=2048, widget=forms.TextInput(attrs={"placeholder": "App"})
+    )
     since = forms.DateField(required=False, widget=DateInput, label="From")
     until = forms.DateField(required=False, widget=DateInput, label="To")
 
-    def __init__(
-        self,
-        *args: Any,
-        models: list[str],
-        providers: list[str],
-        apps: list[str] | None = None,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, *args: Any, models: list[str], providers: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["app"].choices = [("", "Any app"), *((a, a) for a in apps or [])]  # type: ignore[attr-defined]
         self.fields["model"].choices = [("", "Any model"), *((m, m) for m in models)]  # type: ignore[attr-defined]
         self.fields["provider"].choices = [("", "Any provider"), *((p, p) for p in providers)]  # type: ignore[attr-defined]
 

@@ -95,6 +95,8 @@ async def _note(found: list[tuple[int, dict[str, int]]]) -> None:
         await pipe.execute()
 
     if isinstance(await shared(write), Unshared):
+        for stale in [k for k in _local if k[1] <= minute - WINDOW_MINUTES]:
+            del _local[stale]
         for offering, counts in found:
             bucket = _local[(offering, minute)]
             for name, value in counts.items():

@@ -24,7 +24,6 @@ def _filter_form(request: HttpRequest, membership: Membership) -> GenerationFilt
         request.GET,
         models=seen_values(org_id, "model"),
         providers=seen_values(org_id, "provider"),
-        apps=seen_values(org_id, "app"),
     )
 
 

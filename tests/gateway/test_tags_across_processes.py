@@ -3,6 +3,7 @@ server processes, one fake upstream."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,10 +26,20 @@ def pair(world: World, tmp_path: Path) -> Iterator[tuple[str, str]]:
     try:
         for gateway in started:
             gateway.wait_ready()
+            warm(gateway.url, world)
         yield started[0].url, started[1].url
     finally:
         for gateway in started:
             gateway.close()
+
+
+def warm(url: str, world: World, seconds: float = 60) -> None:
+    """Until the process has its catalog (a busy machine can make the first load slow)."""
+    auth = {"authorization": f"Bearer {world.key}"}
+    deadline = time.monotonic() + seconds
+    while httpx.get(url + "/v1/models", headers=auth, timeout=30).status_code != 200:
+        assert time.monotonic() < deadline, "the gateway never loaded its catalog"
+        time.sleep(0.2)
 
 
 def post(url: str, world: World, body: dict[str, object], **headers: str) -> httpx.Response:
