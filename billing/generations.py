@@ -125,7 +125,7 @@ def _generation_fields(record: CallRecord, cost: Decimal) -> dict[str, object]:
         "session_id": record.session_id[:256],
         "app": record.app[:2048],
         "referer": record.referer[:2048],
-        "routing": record.routing,
+        "routing": record.routing if any(record.routing.values()) else {},
         "created_at": record.created_at,
     }
 

@@ -155,7 +155,9 @@ def _no_key(options: CallOptions, zdr: bool) -> GatewayError:
     )
 
 
-def _measured_rank(offering: OfferingInfo, sort: str, figures: dict[int, Figures]) -> tuple:
+def _measured_rank(
+    offering: OfferingInfo, sort: str, figures: dict[int, Figures]
+) -> tuple[int, float]:
     """Offerings with figures first, best first; the others after them, in price order."""
     found = figures.get(offering.id)
     if found is None:

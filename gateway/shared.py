@@ -22,7 +22,7 @@ T = TypeVar("T")
 K = TypeVar("K")
 V = TypeVar("V")
 POOL_SIZE = 16
-_clients: dict[asyncio.AbstractEventLoop, aioredis.Redis] = {}
+_clients: dict[tuple[asyncio.AbstractEventLoop, str], aioredis.Redis] = {}
 
 
 class Unshared:
@@ -55,17 +55,17 @@ async def shared(command: Callable[[aioredis.Redis], Awaitable[T]]) -> T | Unsha
 
 
 def _client() -> aioredis.Redis:
-    loop = asyncio.get_running_loop()
-    client = _clients.get(loop)
+    place = (asyncio.get_running_loop(), settings.REDIS_URL)
+    client = _clients.get(place)
     if client is None:
-        for closed in [lp for lp in _clients if lp.is_closed()]:
+        for closed in [key for key in _clients if key[0].is_closed()]:
             del _clients[closed]
         timeout = settings.MOMOR_REDIS_TIMEOUT_SECONDS
         pool = aioredis.BlockingConnectionPool.from_url(
             settings.REDIS_URL, max_connections=POOL_SIZE, timeout=timeout,
             socket_timeout=timeout, socket_connect_timeout=timeout,
         )  # fmt: skip
-        client = _clients[loop] = aioredis.Redis(connection_pool=pool)
+        client = _clients[place] = aioredis.Redis(connection_pool=pool)
     return client
 
 

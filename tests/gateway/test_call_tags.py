@@ -204,3 +204,17 @@ def test_generations_filter_by_session_and_app(world: World) -> None:
     by_app = httpx.get(url, params={"app": "Two"}, headers=auth).json()["results"]
     assert [(g["session_id"], g["app"]) for g in by_session] == [("s-9", "One")]
     assert [(g["session_id"], g["app"]) for g in by_app] == [(None, "Two")]
+
+
+def test_while_redis_is_down_this_process_remembers_ids_and_sessions(
+    world: World, settings: Any
+) -> None:
+    from billing.admission import select
+
+    settings.REDIS_URL = "redis://127.0.0.1:9/0"
+    select.store.cache_clear()
+    assert world.post(ask(), headers={"x-request-id": "offline-1"}).status_code == 200
+    error_of(world.post(ask(), headers={"x-request-id": "offline-1"}), 400, "invalid_value")
+    world.fake.script(OPENAI, fail={"status": 503}, fail_times=1)
+    assert world.post(ask(session_id="offline-s")).headers["x-momor-provider"] == "azure@eu"
+    assert world.post(ask(session_id="offline-s")).headers["x-momor-provider"] == "azure@eu"

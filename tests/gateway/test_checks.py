@@ -268,13 +268,14 @@ def test_it_refuses_an_unreadable_provider_list(world: World, field: str, value:
     error_of(world.post(ask(provider={field: value})), 400, "invalid_value")
 
 
-@pytest.mark.parametrize("sort", ["latency", "throughput", "", 1])
-def test_it_refuses_a_sort_other_than_price(world: World, sort: Any) -> None:
+@pytest.mark.parametrize("sort", ["fastest", "PRICE", "", 1])
+def test_it_refuses_a_sort_it_does_not_offer(world: World, sort: Any) -> None:
     error_of(world.post(ask(provider={"sort": sort})), 400, "invalid_value")
 
 
-def test_it_takes_sort_price(world: World) -> None:
-    assert world.post(ask(provider={"sort": "price"})).status_code == 200
+@pytest.mark.parametrize("sort", ["price", "throughput", "latency", "quality"])
+def test_it_takes_each_sort_it_offers(world: World, sort: str) -> None:
+    assert world.post(ask(provider={"sort": sort})).status_code == 200
 
 
 @pytest.mark.parametrize("max_age", ["six months", "P", "180", 180, "P6X", [], "1Y"])
