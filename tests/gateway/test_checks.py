@@ -294,7 +294,7 @@ def test_it_refuses_a_provider_field_that_is_not_an_object(world: World, provide
 
 
 def test_it_ignores_provider_options_it_does_not_know(world: World) -> None:
-    body = ask(provider={"allow_fallbacks": False, "quantizations": ["fp8"], "data_collection": 1})
+    body = ask(provider={"experimental": 1, "enforce_distillable_text": "maybe", "preferred": []})
     assert world.post(body).status_code == 200
 
 
