@@ -109,9 +109,11 @@ class Generations(generics.ListAPIView[Generation]):
 
 
 def _criteria(params: Any) -> dict[str, Any]:
-    """The filters of a query: model, provider and status as given; `since` and `until` as an
-    ISO 8601 date or date and time (a time without an offset is in Momor's time zone)."""
-    criteria = {name: params[name] for name in ("model", "provider", "status") if params.get(name)}
+    """The filters of a query: model, provider, status, session and app as given; `since` and
+    `until` as an ISO 8601 date or date and time (a time without an offset is in Momor's time
+    zone)."""
+    exact = ("model", "provider", "status", "session", "app")
+    criteria = {name: params[name] for name in exact if params.get(name)}
     for name in ("since", "until"):
         if params.get(name):
             criteria[name] = _moment(name, params[name])

@@ -23,6 +23,14 @@ class GenerationFilterForm(forms.Form):
     status = forms.ChoiceField(
         required=False, choices=[("", "Any status"), *GenerationStatus.choices]
     )
+    session = forms.CharField(
+        required=False,
+        max_length=256,
+        widget=forms.TextInput(attrs={"placeholder": "Session id"}),
+    )
+    app = forms.CharField(
+        required=False, max_length=2048, widget=forms.TextInput(attrs={"placeholder": "App"})
+    )
     since = forms.DateField(required=False, widget=DateInput, label="From")
     until = forms.DateField(required=False, widget=DateInput, label="To")
 
@@ -42,7 +50,8 @@ class UsageForm(forms.Form):
 
     days = forms.TypedChoiceField(choices=PERIODS, coerce=int, required=False, label="Period")
     split = forms.ChoiceField(
-        choices=[("model", "By model"), ("provider", "By provider")], required=False
+        choices=[("model", "By model"), ("provider", "By provider"), ("app", "By app")],
+        required=False,
     )
 
     def __init__(self, query: Mapping[str, Any] | None = None) -> None:

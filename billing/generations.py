@@ -121,6 +121,11 @@ def _generation_fields(record: CallRecord, cost: Decimal) -> dict[str, object]:
         "prices": served.prices if served else {},
         "latency_ms": record.latency_ms,
         "first_token_ms": record.first_token_ms,
+        "client_request_id": record.client_request_id[:128],
+        "session_id": record.session_id[:256],
+        "app": record.app[:2048],
+        "referer": record.referer[:2048],
+        "routing": record.routing if any(record.routing.values()) else {},
         "created_at": record.created_at,
     }
 

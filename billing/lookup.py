@@ -46,6 +46,11 @@ def generation_data(generation: Generation) -> dict[str, Any]:
         "prices": generation.prices,
         "latency_ms": generation.latency_ms,
         "first_token_ms": generation.first_token_ms,
+        "request_id": generation.client_request_id or None,
+        "session_id": generation.session_id or None,
+        "app": generation.app or None,
+        "referer": generation.referer or None,
+        "routing": generation.routing,
         "attempts": [attempt_data(a) for a in generation.attempts.all()],
     }
 

@@ -48,6 +48,8 @@ class GenerationQuerySet(models.QuerySet["Generation"]):
         model: str = "",
         provider: str = "",
         status: str = "",
+        session: str = "",
+        app: str = "",
         since: date | None = None,
         until: date | None = None,
     ) -> GenerationQuerySet:
@@ -56,7 +58,13 @@ class GenerationQuerySet(models.QuerySet["Generation"]):
         `since` and `until` both include what they name: a date and time is that moment, a
         date the whole of that day in Momor's time zone. So `until=2026-01-31` keeps the calls
         of January 31st, and `until=2026-01-31T12:00Z` those made up to noon, noon included."""
-        exact = {"model": model, "provider": provider, "status": status}
+        exact = {
+            "model": model,
+            "provider": provider,
+            "status": status,
+            "session_id": session,
+            "app": app,
+        }
         rows = self.filter(**{name: value for name, value in exact.items() if value})
         if since is not None:
             start = since if isinstance(since, datetime) else _start_of(since)
@@ -113,6 +121,22 @@ class Generation(models.Model):
     prices = models.JSONField(default=dict, blank=True)
     latency_ms = models.PositiveIntegerField(default=0)
     first_token_ms = models.PositiveIntegerField(null=True, blank=True)
+    client_request_id = models.CharField(
+        max_length=128, blank=True, help_text="The caller's X-Request-Id."
+    )
+    session_id = models.CharField(
+        max_length=256, blank=True, help_text="X-Session-Id, or the body's session_id."
+    )
+    app = models.CharField(
+        max_length=2048, blank=True, help_text="The calling app: X-Title, else HTTP-Referer."
+    )
+    referer = models.CharField(max_length=2048, blank=True, help_text="HTTP-Referer.")
+    routing = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The provider filters and order the call set, and why each offering left "
+        "out was.",
+    )
     created_at = models.DateTimeField(db_index=True)
     recorded_at = models.DateTimeField(auto_now_add=True)
 
@@ -120,7 +144,19 @@ class Generation(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["organization", "-created_at"])]
+        indexes = [
+            models.Index(fields=["organization", "-created_at"]),
+            models.Index(
+                fields=["organization", "client_request_id"],
+                name="generation_client_request_id",
+                condition=~models.Q(client_request_id=""),
+            ),
+            models.Index(
+                fields=["organization", "session_id", "-created_at"],
+                name="generation_session",
+                condition=~models.Q(session_id=""),
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.request_id

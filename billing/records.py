@@ -60,6 +60,14 @@ class CallRecord:
     first_token_ms: int | None = None
     attempts: list[AttemptRecord] = field(default_factory=list)
     ticket: Ticket | None = None
+    client_request_id: str = ""
+    """The caller's X-Request-Id, once claimed for this call."""
+    session_id: str = ""
+    app: str = ""
+    """The calling app: its X-Title, else its HTTP-Referer."""
+    referer: str = ""
+    routing: dict[str, Any] = field(default_factory=dict)
+    """The provider filters and order the call set, and why each offering left out was."""
 
 
 def record_payload(record: CallRecord) -> bytes:

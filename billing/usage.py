@@ -1,5 +1,5 @@
 """Reads of an organization's records for the members' UI: the values its generations name,
-spend per key, daily usage split by model or provider (the charts), and CSV rows of
+spend per key, daily usage split by model, provider or calling app (the charts), and CSV rows of
 generations. Filtering generations is `Generation.objects.for_org(...).filtered(...)`."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from django.db.models.functions import Coalesce, TruncDate
 
 from billing.models import Generation
 
-Split = Literal["model", "provider"]
+Split = Literal["model", "provider", "app"]
 METRICS = ("cost", "tokens", "calls")
 NOT_SERVED = "not served"
 
@@ -67,7 +67,8 @@ class DailyUsage:
 
 
 def daily_usage(organization_id: int, since: date, until: date, split: Split) -> DailyUsage:
-    """Usage per day from `since` to `until` (inclusive), one series per model or provider."""
+    """Usage per day from `since` to `until` (inclusive), one series per model, provider or
+    app."""
     rows = (
         Generation.objects.for_org(organization_id)
         .filtered(since=since, until=until)

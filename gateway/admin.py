@@ -8,6 +8,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from asgiref.sync import async_to_sync
 from django import forms
 from django.contrib import admin
 from django.db import models
@@ -21,6 +22,7 @@ from django_stubs_ext import StrOrPromise
 from accounts.formatting import clipped
 from accounts.key_env import key_env_problem
 from accounts.secrets import readable
+from gateway.figures import figures_of
 from gateway.models import Model as CatalogModel
 from gateway.models import Offering, Provider, Region
 
@@ -49,7 +51,16 @@ class ProviderForm(forms.ModelForm[Provider]):
 
     class Meta:
         model = Provider
-        fields = ["name", "display_name", "api", "base_url", "key_env", "zdr"]
+        fields = [
+            "name",
+            "display_name",
+            "api",
+            "base_url",
+            "key_env",
+            "zdr",
+            "collects_data",
+            "locations",
+        ]
         formfield_callback = _https_formfield
 
     def clean_key_env(self) -> str:
@@ -92,7 +103,7 @@ URL_OVERRIDES: dict[type[models.Field[Any, Any]], dict[str, Any]] = {
 class RegionInline(admin.TabularInline[Region, Provider]):
     model = Region
     formfield_overrides = URL_OVERRIDES
-    fields = ["name", "base_url"]
+    fields = ["name", "base_url", "collects_data", "locations"]
     extra = 0
 
 
@@ -109,6 +120,8 @@ class ProviderAdmin(admin.ModelAdmin[Provider]):
         "base_url",
         "key_env",
         "zdr",
+        "collects_data",
+        "locations",
         "new_key",
         "clear_key",
     ]
@@ -164,6 +177,8 @@ class OfferingForm(forms.ModelForm[Offering]):
             "json_schema",
             "reasoning_efforts",
             "input_modalities",
+            "parameters",
+            "quantization",
             "enabled",
         ]
 
@@ -211,6 +226,21 @@ class OfferingAdmin(admin.ModelAdmin[Offering]):
     search_fields = ["model__id", "upstream_id"]
     list_select_related = ["model", "provider", "region__provider"]
     autocomplete_fields = ["model"]
+    readonly_fields = ["measured"]
+
+    @admin.display(description="Measured (last 15 minutes)")
+    def measured(self, obj: Offering) -> str:
+        if obj.pk is None:
+            return "—"
+        found = async_to_sync(figures_of)([obj.pk]).get(obj.pk)
+        if found is None:
+            return "No call measured."
+        figures = found.as_dict()
+        return (
+            f"{figures['calls']} tries, {figures['quality']:.1%} served; "
+            f"first token {_or_dash(figures['latency_ms'], 'ms')}, "
+            f"{_or_dash(figures['throughput'], 'tokens/s')}"
+        )
 
     @admin.display(description="Provider", ordering="provider__name")
     def place(self, offering: Offering) -> str:
@@ -240,3 +270,7 @@ class OfferingAdmin(admin.ModelAdmin[Offering]):
         if db_field.name == "region":
             kwargs["queryset"] = Region.objects.select_related("provider")
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+def _or_dash(value: object, unit: str) -> str:
+    return "—" if value is None else f"{value} {unit}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -24,6 +24,7 @@ from billing.recording import make_room, record_call
 from billing.records import CallRecord
 from gateway.admission import admit, count_refused
 from gateway.attempts import Answer, Call
+from gateway.call_tags import CallTags, read_tags
 from gateway.caller import Caller
 from gateway.errors import (
     GatewayError,
@@ -33,16 +34,20 @@ from gateway.errors import (
     unsupported_media_type,
 )
 from gateway.failover import answer
+from gateway.figures import figures_of, note_call
 from gateway.options import CallOptions, read_options, requested_selectors, strip_routing
-from gateway.routing import Candidate, candidates, needs_of, nothing_answers
+from gateway.request_ids import request_id_claim, reused
+from gateway.routing import Candidate, Plan, candidates, needs_of, nothing_answers
 from gateway.selectors import AgeRules, resolve
-from gateway.snapshot import Catalog
+from gateway.sessions import pin_of, session_moves, session_pin, stick
 from gateway.state import STATE
 from gateway.worst_case import worst_cost
 
 log = logging.getLogger(__name__)
 
 REQUEST_ID = "X-Momor-Request-Id"
+CLIENT_REQUEST_ID = "X-Request-Id"
+RATE_LIMIT = "X-RateLimit-Limit"
 # orjson writes JSON at most this deep: a deeper body parses, but no adapter could send it on.
 MAX_DEPTH = 254
 
@@ -53,9 +58,12 @@ async def complete(
     content_type: str,
     raw: bytes,
     authenticate: Callable[[], Awaitable[Caller]],
+    headers: Mapping[str, str] | None = None,
 ) -> Answer:
     """One call to the completions endpoint, checked in the spec's order, routed and answered;
-    raises GatewayError for every refusal."""
+    raises GatewayError for every refusal. `headers`: the call's tag headers (X-Request-Id,
+    X-Session-Id, HTTP-Referer, X-Title) by lowercase name. Once the caller is known, every
+    answer carries the rate-limit headers."""
     if method != "POST":
         raise GatewayError(405, "Use POST.", code="method_not_allowed")
     if content_type != "application/json":
@@ -66,10 +74,13 @@ async def complete(
     await make_room()
     caller = await authenticate()
     record = _new_record(request_id, caller, body)
+    route = Route(body, raw, caller, record, headers or {})
     try:
-        answered = await _route(body, raw, caller, record)
+        answered = await _route(route)
     except GatewayError as exc:
+        await _rated(exc, route)
         await _refused(record, exc)
+        route.noted()
         raise
     except asyncio.CancelledError:
         record.status, record.error = "cancelled", "The client went away before the answer."
@@ -78,10 +89,60 @@ async def complete(
     except Exception as exc:
         log.exception("completions call %s failed inside Momor", request_id)
         await _failed_inside(record, exc)
-        raise internal_error() from None
+        raise await _rated(internal_error(), route) from None
+    answered.headers.update(route.echo)
     if isinstance(answered.body, bytes):
         await _hand_off(record)  # durable before the body is sent
+        route.noted()
+    else:
+        answered.body = _noted_at_end(answered.body, route)
     return answered
+
+
+class Route:
+    """One call on its way: what it sent, what routing found, and what its answer echoes."""
+
+    def __init__(
+        self,
+        body: dict[str, Any],
+        raw: bytes,
+        caller: Caller,
+        record: CallRecord,
+        headers: Mapping[str, str],
+    ) -> None:
+        self.body, self.raw, self.caller, self.record = body, raw, caller, record
+        self.headers = headers
+        self.tags = CallTags()
+        self.plan = Plan()
+        self.echo: dict[str, str] = {}
+
+    def noted(self) -> None:
+        """The call's tries added to their offerings' figures."""
+        offering_ids = {
+            (c.offering.model_id, c.offering.provider.name, c.offering.region): c.offering.id
+            for c in self.plan.found
+        }
+        note_call(self.record, offering_ids)
+
+
+async def _noted_at_end(body: AsyncIterator[bytes], route: Route) -> AsyncIterator[bytes]:
+    try:
+        async for chunk in body:
+            yield chunk
+    finally:
+        await body.aclose()  # type: ignore[attr-defined]
+        route.noted()
+
+
+async def _rated(exc: GatewayError, route: Route) -> GatewayError:
+    """The refusal with the rate-limit headers (counting the call if admission did not) and
+    the echoed X-Request-Id."""
+    exc.headers = {**route.echo, **(exc.headers or {})}
+    if RATE_LIMIT not in exc.headers:
+        ticket = route.record.ticket
+        rate = ticket.rate if ticket is not None else await count_refused(route.caller)
+        exc.headers.update(rate.headers())
+    return exc
 
 
 async def _hand_off(record: CallRecord) -> None:
@@ -91,20 +152,100 @@ async def _hand_off(record: CallRecord) -> None:
     await record_call(record)
 
 
-async def _route(body: dict[str, Any], raw: bytes, caller: Caller, record: CallRecord) -> Answer:
-    catalog = await STATE.ready()
+async def _route(route: Route) -> Answer:
+    caller, record, body = route.caller, route.record, route.body
     try:
-        options, found = _plan(body, raw, catalog, caller, record)
+        options, found = await _planned(route)
     except GatewayError as exc:
-        raise _with_headers(exc, (await count_refused(caller)).headers()) from None
-    ticket = await _reserve(caller, record, worst_cost(body, len(raw), found))
-    call = Call(record.request_id, strip_routing(body), len(raw), options, found, record)
+        rate = await count_refused(caller)
+        await _claim(route, rate.headers())
+        raise _with_headers(exc, rate.headers()) from None
+    ticket = await _admitted(route, worst_cost(body, len(route.raw), found))
+    call = Call(record.request_id, strip_routing(body), len(route.raw), options, found, record)
     try:
         answered = await answer(call)
     except GatewayError as exc:
         raise _with_headers(exc, ticket.rate.headers()) from None
     answered.headers.update(ticket.rate.headers())
+    await _session_moves(route, found)
     return answered
+
+
+async def _planned(route: Route) -> tuple[CallOptions, list[Candidate]]:
+    """The call's routing fields and tags, and its candidates in the order they are tried: a
+    session's own offering first, and only the first where the call allows no fallbacks."""
+    catalog = await STATE.ready()
+    body, caller, record = route.body, route.caller, route.record
+    record.selectors = requested_selectors(body)
+    _check_depth(body, route.raw)
+    options = read_options(body, catalog.places)
+    record.selectors, record.streamed = list(options.selectors), options.stream
+    route.tags = tags = _tagged(route)
+    models = resolve(catalog, options.selectors, _age_rules(options, caller))
+    if not models:
+        raise nothing_answers(options)
+    figures = None
+    if options.prefs.sort != "price":
+        figures = await figures_of(o.id for m in models for o in m.offerings)
+    record.routing = {"provider": options.prefs.given(), "excluded": route.plan.excluded}
+    found = candidates(models, options, caller.org, needs_of(body), figures, route.plan)
+    if tags.session_id:
+        found = stick(found, await session_pin(caller.org.id, tags.session_id))
+    if not options.prefs.allow_fallbacks:
+        found = found[:1]
+    route.plan.found = found
+    return options, found
+
+
+def _tagged(route: Route) -> CallTags:
+    tags = read_tags(route.headers, route.body)
+    if tags.request_id:
+        route.echo[CLIENT_REQUEST_ID] = tags.request_id
+    record = route.record
+    record.session_id, record.app, record.referer = tags.session_id, tags.app, tags.referer
+    return tags
+
+
+async def _admitted(route: Route, amount: Decimal) -> Ticket:
+    """Admission, then the X-Request-Id claim: a rate-limit refusal takes precedence and
+    claims nothing."""
+    try:
+        ticket = await _reserve(route.caller, route.record, amount)
+    except GatewayError as exc:
+        if exc.status != 429:
+            await _claim(route, exc.headers or {})
+        raise
+    await _claim(route, ticket.rate.headers())
+    return ticket
+
+
+async def _claim(route: Route, headers: dict[str, str]) -> None:
+    """Claim the call's X-Request-Id; one an earlier call of the organization sent is refused."""
+    client_id = route.tags.request_id
+    if not client_id:
+        return
+    record = route.record
+    if not await request_id_claim(record.organization_id, client_id, record.request_id):
+        raise _with_headers(reused(client_id), headers)
+    record.client_request_id = client_id
+
+
+async def _session_moves(route: Route, found: list[Candidate]) -> None:
+    """The session now stays on the offering and key that served it."""
+    session_id, record = route.tags.session_id, route.record
+    if not session_id or not record.attempts:
+        return
+    served = record.attempts[-1]
+    for candidate in found:
+        offering = candidate.offering
+        if (offering.model_id, offering.provider.name, offering.region, candidate.key_source) == (
+            served.model,
+            served.provider,
+            served.region,
+            served.key_source,
+        ):
+            await session_moves(record.organization_id, session_id, pin_of(candidate))
+            return
 
 
 async def _reserve(caller: Caller, record: CallRecord, amount: Decimal) -> Ticket:
@@ -120,20 +261,6 @@ async def _reserve(caller: Caller, record: CallRecord, amount: Decimal) -> Ticke
             record.ticket = admitting.result()
         raise
     return record.ticket
-
-
-def _plan(
-    body: dict[str, Any], raw: bytes, catalog: Catalog, caller: Caller, record: CallRecord
-) -> tuple[CallOptions, list[Candidate]]:
-    """The call's routing fields and its candidates, in the order they are tried."""
-    record.selectors = requested_selectors(body)
-    _check_depth(body, raw)
-    options = read_options(body, catalog.places)
-    record.selectors, record.streamed = list(options.selectors), options.stream
-    models = resolve(catalog, options.selectors, _age_rules(options, caller))
-    if not models:
-        raise nothing_answers(options)
-    return options, candidates(models, options, caller.org, needs_of(body))
 
 
 def _with_headers(exc: GatewayError, headers: dict[str, str]) -> GatewayError:

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 
 from gateway.attempts import Answer
 from gateway.body_limit import GUARDED, ASGIApp, Message, Receive, Scope, Send
+from gateway.call_tags import tag_headers
 from gateway.caller import authenticate_bearer
 from gateway.completion import complete
 from gateway.errors import GatewayError, internal_error
@@ -70,6 +71,7 @@ async def _answer(
             content_type.decode("latin-1"),
             raw,
             lambda: authenticate_bearer(authorization),
+            tag_headers(scope["headers"]),
         )
     except GatewayError as exc:
         headers = _headers(request_id, JSON, exc.headers or {})

@@ -41,6 +41,14 @@ class Provider(models.Model):
         default=False,
         help_text="Momor's own agreements with this provider cover zero data retention.",
     )
+    collects_data = models.BooleanField(
+        default=True,
+        help_text="Unticked: the agreement keeps and trains on nothing "
+        "(provider.data_collection: deny).",
+    )
+    locations = models.JSONField(
+        default=list, blank=True, help_text='Where it serves, such as ["US"] (provider.regions).'
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -65,6 +73,12 @@ class Region(models.Model):
     provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="regions")
     name = models.SlugField()
     base_url = models.URLField(max_length=500)
+    collects_data = models.BooleanField(
+        null=True, blank=True, help_text="Left empty, as its provider says."
+    )
+    locations = models.JSONField(
+        default=list, blank=True, help_text='Where it serves, such as ["EU", "DE"].'
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -125,6 +139,13 @@ class Offering(models.Model):
     input_modalities = models.JSONField(
         default=list, blank=True, help_text="Beyond text: image, audio, file."
     )
+    parameters = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The request parameters it takes (provider.require_parameters); "
+        "empty: the OpenAI common set.",
+    )
+    quantization = models.CharField(max_length=40, blank=True, help_text="Such as fp8 or int4.")
     enabled = models.BooleanField(default=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -1,5 +1,5 @@
-"""`GET /v1/models`: the catalog's models in OpenAI's list shape, with their offerings' prices
-and capabilities."""
+"""`GET /v1/models`: the catalog's models in OpenAI's list shape, with their offerings' prices,
+capabilities, filter fields and measured figures (`stats`)."""
 
 from __future__ import annotations
 
@@ -8,26 +8,18 @@ from typing import Any
 
 import orjson
 
+from gateway.figures import Figures, figures_of
 from gateway.snapshot import Catalog, ModelInfo, OfferingInfo
 
-_last: list[tuple[Catalog, bytes]] = []
+
+async def models_payload(catalog: Catalog) -> bytes:
+    """The list for this snapshot, with each offering's figures of the last 15 minutes."""
+    served = sorted((m for m in catalog.models.values() if m.offerings), key=lambda m: m.id)
+    figures = await figures_of(o.id for m in served for o in m.offerings)
+    return orjson.dumps({"object": "list", "data": [_model(m, figures) for m in served]})
 
 
-def models_payload(catalog: Catalog) -> bytes:
-    """The list for this snapshot, built once per snapshot."""
-    if _last and _last[0][0] is catalog:
-        return _last[0][1]
-    payload = _payload(catalog)
-    _last[:] = [(catalog, payload)]
-    return payload
-
-
-def _payload(catalog: Catalog) -> bytes:
-    data = [_model(m) for m in sorted(catalog.models.values(), key=lambda m: m.id) if m.offerings]
-    return orjson.dumps({"object": "list", "data": data})
-
-
-def _model(model: ModelInfo) -> dict[str, Any]:
+def _model(model: ModelInfo, figures: dict[int, Figures]) -> dict[str, Any]:
     created = calendar.timegm(model.released.timetuple()) if model.released else 0
     return {
         "id": model.id,
@@ -37,13 +29,14 @@ def _model(model: ModelInfo) -> dict[str, Any]:
         "deprecated": model.deprecated,
         "tiers": sorted(model.tiers),
         "auto": model.auto,
-        "offerings": [_offering(o) for o in model.offerings],
+        "offerings": [_offering(o, figures.get(o.id)) for o in model.offerings],
     }
 
 
-def _offering(offering: OfferingInfo) -> dict[str, Any]:
+def _offering(offering: OfferingInfo, figures: Figures | None) -> dict[str, Any]:
     return {
         "provider": offering.place,
+        "provider_name": offering.provider.label,
         "pricing": {
             "prompt": str(offering.prices.prompt),
             "completion": str(offering.prices.completion),
@@ -56,5 +49,10 @@ def _offering(offering: OfferingInfo) -> dict[str, Any]:
             "json_schema": offering.json_schema,
             "reasoning_efforts": list(offering.reasoning_efforts),
             "input_modalities": sorted(offering.input_modalities),
+            "parameters": sorted(offering.parameters),
         },
+        "quantization": offering.quantization or None,
+        "collects_data": offering.collects_data,
+        "locations": sorted(offering.locations),
+        "stats": figures.as_dict() if figures is not None else None,
     }

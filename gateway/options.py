@@ -1,16 +1,31 @@
-"""The four fields Momor reads to route a call (model, models, provider, stream), read once and
-checked with the spec's refusals; every other field stays in the body untouched."""
+"""The fields Momor reads to route a call (model, models, provider, stream, session_id), read
+once and checked with the spec's refusals; every other field stays in the body untouched."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from decimal import Decimal
+from typing import Any, Literal
 
 from accounts.durations import parse_duration
 from gateway.errors import GatewayError, invalid_value
 
-ROUTING_FIELDS = ("model", "models", "provider")
+ROUTING_FIELDS = ("model", "models", "provider", "session_id")
+SORTS = ("price", "throughput", "latency", "quality")
+LIST_LIMIT = 100
+_LOCATION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
+
+Sort = Literal["price", "throughput", "latency", "quality"]
+
+
+@dataclass(frozen=True, slots=True)
+class MaxPrice:
+    """USD per million tokens; None leaves that side unbounded."""
+
+    prompt: Decimal | None = None
+    completion: Decimal | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +36,42 @@ class ProviderPrefs:
     deprecated: bool | None = None
     max_age: timedelta | None = None
     max_age_given: bool = False
+    only: frozenset[str] = frozenset()
+    allow_fallbacks: bool = True
+    require_parameters: bool = False
+    deny_data_collection: bool = False
+    quantizations: frozenset[str] = frozenset()
+    regions: frozenset[str] = frozenset()
+    max_price: MaxPrice | None = None
+    sort: Sort = "price"
+
+    def given(self) -> dict[str, object]:
+        """The filters and order this call set, as recorded on its generation."""
+        found: dict[str, object] = {
+            "only": sorted(self.only),
+            "ignore": sorted(self.ignore),
+            "quantizations": sorted(self.quantizations),
+            "regions": sorted(self.regions),
+        }
+        found = {name: value for name, value in found.items() if value}
+        if not self.allow_fallbacks:
+            found["allow_fallbacks"] = False
+        if self.require_parameters:
+            found["require_parameters"] = True
+        if self.deny_data_collection:
+            found["data_collection"] = "deny"
+        if self.max_price is not None:
+            found["max_price"] = {
+                side: str(value)
+                for side, value in (
+                    ("prompt", self.max_price.prompt),
+                    ("completion", self.max_price.completion),
+                )
+                if value is not None
+            }
+        if self.sort != "price":
+            found["sort"] = self.sort
+        return found
 
 
 REQUESTED_COUNT = 8
@@ -73,7 +124,6 @@ def _prefs(raw: object, places: frozenset[str]) -> ProviderPrefs:
         return ProviderPrefs()
     if not isinstance(raw, dict):
         raise invalid_value("'provider' must be an object")
-    _check_sort(raw.get("sort"))
     max_age = _max_age(raw.get("maxAge"))
     return ProviderPrefs(
         order=tuple(_places(raw, "order", places)),
@@ -82,6 +132,14 @@ def _prefs(raw: object, places: frozenset[str]) -> ProviderPrefs:
         deprecated=_boolean(raw, "deprecated", required=False),
         max_age=max_age,
         max_age_given=max_age is not None,
+        only=frozenset(_places(raw, "only", places)),
+        allow_fallbacks=_boolean(raw, "allow_fallbacks", required=False) is not False,
+        require_parameters=_boolean(raw, "require_parameters", required=False) is True,
+        deny_data_collection=_data_collection(raw.get("data_collection")),
+        quantizations=frozenset(_words(raw, "quantizations", None)),
+        regions=frozenset(_words(raw, "regions", _LOCATION)),
+        max_price=_max_price(raw.get("max_price")),
+        sort=_sort(raw.get("sort")),
     )
 
 
@@ -109,9 +167,59 @@ def _boolean(raw: dict[str, Any], name: str, *, required: bool) -> bool | None:
     return value
 
 
-def _check_sort(value: object) -> None:
-    if value is not None and value != "price":
-        raise invalid_value("'provider.sort' must be price, the only order Momor offers")
+def _sort(value: object) -> Sort:
+    if value is None:
+        return "price"
+    if value not in SORTS:
+        raise invalid_value(f"'provider.sort' must be one of {', '.join(SORTS)}")
+    return value  # type: ignore[return-value]
+
+
+def _data_collection(value: object) -> bool:
+    if value is None or value == "allow":
+        return False
+    if value == "deny":
+        return True
+    raise invalid_value("'provider.data_collection' must be allow or deny")
+
+
+def _words(raw: dict[str, Any], name: str, pattern: re.Pattern[str] | None) -> list[str]:
+    """A list of names compared without case: quantizations, regions."""
+    value = raw.get(name)
+    if value is None:
+        return []
+    if (
+        not isinstance(value, list)
+        or len(value) > LIST_LIMIT
+        or not all(isinstance(v, str) and 0 < len(v.strip()) <= 256 for v in value)
+        or (pattern is not None and not all(pattern.match(v.strip()) for v in value))
+    ):
+        raise invalid_value(
+            f"'provider.{name}' must be a list of at most {LIST_LIMIT} names"
+            + (" of letters, digits, '.', '_', ':' or '-'" if pattern is not None else "")
+        )
+    return [v.strip().lower() for v in value]
+
+
+def _max_price(value: object) -> MaxPrice | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise invalid_value("'provider.max_price' must be an object with prompt and completion")
+    return MaxPrice(_price(value, "prompt"), _price(value, "completion"))
+
+
+def _price(raw: dict[str, Any], side: str) -> Decimal | None:
+    value = raw.get(side)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+        raise invalid_value(
+            f"'provider.max_price.{side}' must be a number of USD per million tokens, 0 or more"
+        )
+    if value == float("inf"):
+        return None
+    return Decimal(str(value))
 
 
 def _max_age(value: object) -> timedelta | None:
@@ -133,4 +241,11 @@ def strip_routing(body: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in body.items() if k not in ROUTING_FIELDS}
 
 
-__all__ = ["CallOptions", "GatewayError", "ProviderPrefs", "read_options", "strip_routing"]
+__all__ = [
+    "CallOptions",
+    "GatewayError",
+    "MaxPrice",
+    "ProviderPrefs",
+    "read_options",
+    "strip_routing",
+]

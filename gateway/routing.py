@@ -3,10 +3,12 @@ they are tried."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from gateway.errors import GatewayError, model_not_found, unsupported_parameter
+from gateway.figures import Figures
+from gateway.filters import PRICE_FILTER, Asked, asked_of, left_out
 from gateway.identity import OrgInfo
 from gateway.options import CallOptions, ProviderPrefs
 from gateway.providers.contract import Target
@@ -46,16 +48,29 @@ class Needs:
     tools: bool
     json_schema: bool
     modalities: frozenset[str]
+    asked: Asked
 
 
 def needs_of(body: dict[str, Any]) -> Needs:
     response_format = body.get("response_format")
+    tools = bool(body.get("tools"))
+    json_schema = isinstance(response_format, dict) and response_format.get("type") == "json_schema"
     return Needs(
-        tools=bool(body.get("tools")),
-        json_schema=isinstance(response_format, dict)
-        and response_format.get("type") == "json_schema",
+        tools=tools,
+        json_schema=json_schema,
         modalities=_modalities(body.get("messages")),
+        asked=asked_of(body, tools, json_schema),
     )
+
+
+@dataclass(slots=True)
+class Plan:
+    """The candidates in the order they are tried, and each offering the filters left out."""
+
+    found: list[Candidate] = field(default_factory=list)
+    excluded: list[dict[str, str]] = field(default_factory=list)
+    by_price: bool = False
+    """The price ceiling left out an offering every other filter let through."""
 
 
 def _modalities(messages: object) -> frozenset[str]:
@@ -73,15 +88,19 @@ def _modalities(messages: object) -> frozenset[str]:
 
 
 def candidates(
-    models: list[ModelInfo], options: CallOptions, org: OrgInfo, needs: Needs
+    models: list[ModelInfo],
+    options: CallOptions,
+    org: OrgInfo,
+    needs: Needs,
+    figures: dict[int, Figures] | None = None,
+    plan: Plan | None = None,
 ) -> list[Candidate]:
-    """Order the offerings of the resolved models and pair each with the keys that may call it."""
-    offerings = [o for m in models for o in _ordered(m, options.prefs)]
+    """Order the offerings of the resolved models and pair each with the keys that may call it;
+    `plan` notes each offering the provider filters left out, and why."""
+    plan = plan if plan is not None else Plan()
+    offerings = [o for m in models for o in _ordered(m, options.prefs, needs, plan, figures)]
     if not offerings:
-        raise model_not_found(
-            f"No model answering to {', '.join(options.selectors)} runs on a provider this call "
-            "does not ignore."
-        )
+        raise _filtered_out(options, plan)
     capable = [o for o in offerings if needs.modalities <= o.input_modalities]
     if not capable:
         raise unsupported_parameter(
@@ -95,11 +114,29 @@ def candidates(
     found = [c for o in capable for c in keyed(o, org, zdr)]
     if not found:
         raise _no_key(options, zdr)
+    plan.found = found
     return found
 
 
-def _ordered(model: ModelInfo, prefs: ProviderPrefs) -> list[OfferingInfo]:
-    kept = [o for o in model.offerings if o.place not in prefs.ignore]
+def _ordered(
+    model: ModelInfo,
+    prefs: ProviderPrefs,
+    needs: Needs,
+    plan: Plan,
+    figures: dict[int, Figures] | None,
+) -> list[OfferingInfo]:
+    kept = []
+    for offering in model.offerings:
+        out = left_out(offering, prefs, needs.asked)
+        if out is None:
+            kept.append(offering)
+        else:
+            plan.excluded.append(
+                {"model": offering.model_id, "provider": offering.place, "reason": out[1]}
+            )
+            plan.by_price = plan.by_price or out[0] is PRICE_FILTER
+    if prefs.sort != "price":
+        kept.sort(key=lambda o: _measured_rank(o, prefs.sort, figures or {}))
     if not prefs.order:
         return kept
     rank = {place: i for i, place in reversed(list(enumerate(prefs.order)))}
@@ -133,6 +170,32 @@ def _no_key(options: CallOptions, zdr: bool) -> GatewayError:
         )
     return model_not_found(
         f"No model answering to {asked} runs on your own key or on a key Momor resells."
+    )
+
+
+def _measured_rank(
+    offering: OfferingInfo, sort: str, figures: dict[int, Figures]
+) -> tuple[int, float]:
+    """Offerings with figures first, best first; the others after them, in price order."""
+    found = figures.get(offering.id)
+    if found is None:
+        return (1, 0.0)
+    if sort == "throughput":
+        return (0, -found.throughput) if found.throughput is not None else (1, 0.0)
+    if sort == "latency":
+        return (0, found.latency_ms) if found.latency_ms is not None else (1, 0.0)
+    return (0, -found.quality)
+
+
+def _filtered_out(options: CallOptions, plan: Plan) -> GatewayError:
+    asked = ", ".join(options.selectors)
+    if plan.by_price:
+        return model_not_found(
+            f"The price ceiling (provider.max_price) left nothing: no offering of {asked} that "
+            "the other provider filters leave in is priced at or below it."
+        )
+    return model_not_found(
+        f"No model answering to {asked} runs on a provider this call's provider filters leave in."
     )
 
 

@@ -29,6 +29,8 @@ class ProviderInfo:
     base_url: str
     zdr: bool
     momor_key: str
+    collects_data: bool = True
+    locations: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +68,13 @@ class OfferingInfo:
     """The model's context window in tokens, where the catalog gives it."""
     max_output_tokens: int | None = None
     """The model's largest answer in tokens, where the catalog gives it."""
+    parameters: frozenset[str] = frozenset()
+    """The request parameters it declares it takes; empty: the OpenAI common set."""
+    quantization: str = ""
+    collects_data: bool = True
+    """Whether the agreement of its provider (or region) may keep or train on the data."""
+    locations: frozenset[str] = frozenset()
+    """Its region's name and the locations its region and provider declare, in lowercase."""
 
     @property
     def place(self) -> str:
@@ -131,7 +140,16 @@ def _build() -> Catalog:
 
 def _provider_info(row: Provider) -> ProviderInfo:
     key = _stored_key(row) or _key_from_env(row)
-    return ProviderInfo(row.name, row.label, row.api, row.base_url.rstrip("/"), row.zdr, key)
+    return ProviderInfo(
+        row.name,
+        row.label,
+        row.api,
+        row.base_url.rstrip("/"),
+        row.zdr,
+        key,
+        collects_data=row.collects_data,
+        locations=frozenset(place.lower() for place in row.locations or ()),
+    )
 
 
 def _stored_key(row: Provider) -> str:
@@ -181,7 +199,25 @@ def _offering_info(row: Offering, providers: dict[str, ProviderInfo]) -> Offerin
         input_modalities=frozenset(row.input_modalities or ()),
         context_length=row.model.context_length,
         max_output_tokens=row.model.max_output_tokens,
+        parameters=frozenset(row.parameters or ()),
+        quantization=row.quantization.lower(),
+        collects_data=_collects_data(row, provider),
+        locations=_locations(row, provider),
     )
+
+
+def _collects_data(row: Offering, provider: ProviderInfo) -> bool:
+    region = row.region
+    if region is not None and region.collects_data is not None:
+        return region.collects_data
+    return provider.collects_data
+
+
+def _locations(row: Offering, provider: ProviderInfo) -> frozenset[str]:
+    if row.region is None:
+        return provider.locations
+    own = {row.region.name.lower(), *(place.lower() for place in row.region.locations or ())}
+    return provider.locations | own
 
 
 def _model_info(row: Model, offerings: list[OfferingInfo]) -> ModelInfo:

@@ -11,6 +11,7 @@ from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
 from gateway.attempts import Answer
+from gateway.call_tags import tag_headers
 from gateway.caller import authenticate
 from gateway.completion import REQUEST_ID, complete
 from gateway.errors import GatewayError, internal_error
@@ -31,6 +32,7 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
             request.content_type or "",
             request.body,
             lambda: authenticate(request),
+            tag_headers(request.headers),
         )
         response = _http(answer)
     except GatewayError as exc:
@@ -67,4 +69,4 @@ async def models(request: HttpRequest) -> HttpResponse:
     if request.method != "GET":
         return error_response(GatewayError(405, "Use GET.", code="method_not_allowed"))
     catalog = await STATE.ready()
-    return HttpResponse(models_payload(catalog), content_type="application/json")
+    return HttpResponse(await models_payload(catalog), content_type="application/json")

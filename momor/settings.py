@@ -206,10 +206,15 @@ if MOMOR_UPSTREAM_TRANSPORT not in {"aiohttp", "httpx"}:
 
 # Billing: the fee on calls made with an organization's own saved key, as a fraction of what
 # the call would cost on Momor's key (0 = free); the default rate limit per key per minute
-# (0 = none); how long a reservation of a call whose process died is held; the completion
-# ceiling a reservation assumes when a call sets none.
+# (always a finite number: every answer after the key is known states it); how long a
+# reservation of a call whose process died is held; the completion ceiling a reservation
+# assumes when a call sets none.
 MOMOR_BYOK_FEE = env_str("MOMOR_BYOK_FEE", "0")
-MOMOR_RATE_LIMIT_PER_MINUTE = env_int("MOMOR_RATE_LIMIT_PER_MINUTE", 0)
+MOMOR_RATE_LIMIT_PER_MINUTE = env_int("MOMOR_RATE_LIMIT_PER_MINUTE", 600)
+if MOMOR_RATE_LIMIT_PER_MINUTE < 1:
+    raise ImproperlyConfigured("MOMOR_RATE_LIMIT_PER_MINUTE must be at least 1")
+# How long an X-Request-Id stays claimed by the call that sent it: as long as records are kept.
+MOMOR_REQUEST_ID_DAYS = env_int("MOMOR_REQUEST_ID_DAYS", 400)
 MOMOR_RESERVATION_TTL_SECONDS = env_int("MOMOR_RESERVATION_TTL_SECONDS", 900)
 MOMOR_RESERVE_COMPLETION_TOKENS = env_int("MOMOR_RESERVE_COMPLETION_TOKENS", 4096)
 

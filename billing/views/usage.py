@@ -1,4 +1,5 @@
-"""Usage charts: cost, tokens and calls per day, split by model or provider, for a period."""
+"""Usage charts: cost, tokens and calls per day, split by model, provider or calling app, for a
+period."""
 
 from __future__ import annotations
 

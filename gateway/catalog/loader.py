@@ -25,20 +25,29 @@ from gateway.models import AdapterKind, Model, Offering, Provider, Region
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 INPUT_MODALITIES = ("image", "audio", "file")
 
+PLACE_FIELDS = ("collects_data", "locations")
 PROVIDER_FIELDS = frozenset(
-    {"name", "api", "base_url", "key_env", "zdr", "display_name", "regions"}
+    {"name", "api", "base_url", "key_env", "zdr", "display_name", "regions", *PLACE_FIELDS}
 )
-REGION_FIELDS = frozenset({"name", "base_url"})
+REGION_FIELDS = frozenset({"name", "base_url", *PLACE_FIELDS})
 MODEL_FIELDS = frozenset(
     {"id", "name", "released", "deprecated", "tiers", "auto", "context_length", "max_output_tokens"}
 )
 OFFERING_PRICES = ("prompt_price", "completion_price", "cache_read_price", "cache_write_price")
-OFFERING_CAPABILITIES = ("tools", "json_schema", "reasoning_efforts", "input_modalities")
+OFFERING_CAPABILITIES = (
+    "tools",
+    "json_schema",
+    "reasoning_efforts",
+    "input_modalities",
+    "parameters",
+    "quantization",
+)
 OFFERING_FIELDS = frozenset(
     {"model", "provider", "upstream_id", "enabled", *OFFERING_PRICES, *OFFERING_CAPABILITIES}
 )
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+_WORD = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
 _MODEL_ID = re.compile(r"^[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._-]*$")
 _PRICE_PLACES = 6  # Offering's price fields: 14 digits, 6 of them decimal places
 _PRICE_CEILING = Decimal(10) ** (14 - _PRICE_PLACES)
@@ -58,6 +67,7 @@ class CatalogError(Exception):
 class RegionSpec:
     name: str
     base_url: str
+    values: Values = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -199,6 +209,16 @@ class _Table:
                 self.fail(f"duplicate {what} '{item}'")
         return sorted(value, key=valid.index) if valid else list(value)
 
+    def words(self, key: str, what: str) -> list[str]:
+        """Identifiers such as parameter names or locations: letters, digits, . _ : -"""
+        value = self._value(key, [])
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            self.fail(f"'{key}' must be a list of strings")
+        for item in value:
+            if not _WORD.match(item):
+                self.fail(f"{what} '{item}' must be letters, digits, '.', '_', ':' or '-'")
+        return list(dict.fromkeys(value))
+
     def _check_name(self, item: str, what: str, valid: tuple[str, ...] | None) -> None:
         if valid is not None and item not in valid:
             self.fail(f"unknown {what} '{item}' (valid: {', '.join(valid)})")
@@ -248,7 +268,12 @@ def _check_name(table: _Table, name: str) -> str:
 
 def _parse_region(table: _Table) -> RegionSpec:
     name = _check_name(table, table.text("name", max_length=50))
-    return RegionSpec(name=name, base_url=table.url("base_url"))
+    values: Values = {
+        "base_url": table.url("base_url"),
+        "collects_data": table.flag("collects_data", None),
+        "locations": table.words("locations", "location"),
+    }
+    return RegionSpec(name=name, base_url=str(values["base_url"]), values=values)
 
 
 def _parse_regions(table: _Table, provider: str) -> tuple[RegionSpec, ...]:
@@ -279,6 +304,8 @@ def _parse_provider(table: _Table) -> ProviderSpec:
         "key_env": key_env,
         "zdr": table.flag("zdr", False),
         "display_name": table.text("display_name", max_length=100, default=""),
+        "collects_data": table.flag("collects_data", True),
+        "locations": table.words("locations", "location"),
     }
     return ProviderSpec(name=name, values=values, regions=regions)
 
@@ -321,11 +348,20 @@ def _parse_offering(table: _Table) -> OfferingSpec:
             "reasoning_efforts", "reasoning effort", REASONING_EFFORTS
         ),
         "input_modalities": table.names("input_modalities", "input modality", INPUT_MODALITIES),
+        "parameters": table.words("parameters", "parameter"),
+        "quantization": _quantization(table),
     }
     enabled = table.flag("enabled", None)
     if enabled is not None:  # left out, an operator's switch in the admin stays as it is
         values["enabled"] = enabled
     return OfferingSpec(model=model, root=root, region=region, values=values)
+
+
+def _quantization(table: _Table) -> str:
+    value = table.text("quantization", max_length=40, default="")
+    if value and not _WORD.match(value):
+        table.fail(f"quantization '{value}' must be letters, digits, '.', '_', ':' or '-'")
+    return value.lower()
 
 
 def catalog_parse(data: Mapping[str, object]) -> Catalog:
@@ -452,7 +488,7 @@ def _upsert_providers(catalog: Catalog, report: CatalogReport) -> None:
         report.providers.add(outcome)
         for region in spec.regions:
             key: Values = {"provider_id": provider.pk, "name": region.name}
-            report.regions.add(_upsert_row(Region, key, {"base_url": region.base_url})[1])
+            report.regions.add(_upsert_row(Region, key, region.values)[1])
 
 
 def _upsert_models(catalog: Catalog, report: CatalogReport) -> None:

@@ -145,3 +145,32 @@ def test_dates_are_written_one_way_on_every_page(alice, acme) -> None:  # type: 
         page = client.get(path).content.decode()
         assert "Mar 4, 2026 15:06" in page, path
         assert 'title="2026-03-04T15:06:07+00:00"' in page, path
+
+
+def test_usage_is_split_by_app(alice, acme) -> None:  # type: ignore[no-untyped-def]
+    from billing.models import Generation
+
+    for app in ("Notes", "Notes", "https://b.example/", ""):
+        Generation.objects.filter(pk=make_generation(acme).pk).update(app=app)
+    split = signed_in(alice).get("/usage/", {"days": 7, "split": "app"}).context["charts"]
+    calls = {d["label"]: d["data"][-1] for d in split["calls"]["datasets"]}
+    assert calls == {"Notes": 2.0, "https://b.example/": 1.0, "(none)": 1.0}
+
+
+def test_generations_filter_by_session_and_app_and_show_them(alice, acme) -> None:  # type: ignore[no-untyped-def]
+    from billing.models import Generation
+
+    mine = make_generation(acme)
+    Generation.objects.filter(pk=mine.pk).update(
+        session_id="s-1", app="Notes", client_request_id="trace-1",
+        routing={"excluded": [{"model": "openai/gpt-5", "provider": "azure",
+                               "reason": "provider.only does not name it"}]},
+    )  # fmt: skip
+    make_generation(acme)
+    client = signed_in(alice)
+    by_session = client.get("/generations/", {"session": "s-1"}).context["page"]
+    by_app = client.get("/generations/", {"app": "Notes"}).context["page"]
+    assert [g.pk for g in by_session] == [g.pk for g in by_app] == [mine.pk]
+    page = client.get(f"/generations/{mine.request_id}/").content.decode()
+    assert "trace-1" in page and "s-1" in page and "Notes" in page
+    assert "provider.only does not name it" in page

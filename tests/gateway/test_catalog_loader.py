@@ -511,3 +511,72 @@ def test_the_shipped_default_catalog_gives_every_model_its_maximum_output() -> N
     assert documented["openai/gpt-5"] == 128_000
     assert documented["anthropic/claude-sonnet-4-5"] == 64_000
     assert documented["google/gemini-2.5-pro"] == 65_536
+
+
+FILTER_FIELDS = """
+[[providers]]
+name = "azure"
+api = "azure"
+base_url = "https://momor.openai.azure.com/openai/v1"
+collects_data = false
+locations = ["EU", "US"]
+
+[[providers.regions]]
+name = "eu"
+base_url = "https://momor-eu.openai.azure.com/openai/v1"
+collects_data = true
+locations = ["DE"]
+
+[[models]]
+id = "openai/gpt-5"
+
+[[offerings]]
+model = "openai/gpt-5"
+provider = "azure@eu"
+upstream_id = "gpt-5"
+prompt_price = 1.25
+completion_price = 10.0
+parameters = ["temperature", "seed"]
+quantization = "FP8"
+"""
+
+
+def test_it_stores_the_provider_filter_fields(tmp_path: Path) -> None:
+    load(tmp_path, FILTER_FIELDS)
+    azure = Provider.objects.get(name="azure")
+    eu = Region.objects.get(name="eu")
+    offering = Offering.objects.get()
+    assert (azure.collects_data, azure.locations) == (False, ["EU", "US"])
+    assert (eu.collects_data, eu.locations) == (True, ["DE"])
+    assert (offering.parameters, offering.quantization) == (["temperature", "seed"], "fp8")
+
+
+def test_left_out_a_provider_collects_and_a_region_follows_it(tmp_path: Path) -> None:
+    load(tmp_path, VALID)
+    assert Provider.objects.get().collects_data is True
+    assert (Offering.objects.get().parameters, Offering.objects.get().quantization) == ([], "")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (PROVIDER + 'locations = ["E U"]\n', "location 'E U' must be letters"),
+        (PROVIDER + "collects_data = 1\n", "'collects_data' must be"),
+        (VALID + 'parameters = "temperature"\n', "'parameters' must be a list of strings"),
+        (VALID + 'quantization = "fp 8"\n', "quantization 'fp 8' must be letters"),
+    ],
+)
+def test_it_refuses_an_unreadable_filter_field(tmp_path: Path, text: str, message: str) -> None:
+    assert message in refusal(tmp_path, text)
+
+
+def test_the_shipped_default_catalog_declares_the_filter_fields() -> None:
+    catalog_load(DEFAULT_CATALOG)
+    assert sorted(Provider.objects.filter(collects_data=False).values_list("name", flat=True)) == [
+        "azure",
+        "deepinfra",
+        "vertex",
+    ]
+    assert Region.objects.get(provider__name="azure", name="eu").locations == ["EU"]
+    assert Offering.objects.filter(provider__name="anthropic", parameters=[]).count() == 0
+    assert Offering.objects.exclude(quantization="").filter(provider__name="deepinfra").exists()

@@ -97,6 +97,20 @@ def test_a_warm_failover_makes_no_query(world: World, queries: QueryLog) -> None
     assert queries.queries == []
 
 
+def test_a_warm_call_with_tags_filters_and_a_measured_sort_makes_no_query(
+    world: World, queries: QueryLog
+) -> None:
+    assert world.post(ask()).status_code == 200
+    queries.clear()
+    prefs = {"only": ["openai", "azure"], "sort": "latency", "max_price": {"prompt": 5}}
+    for n in range(3):
+        headers = {"x-request-id": f"hot-{n}", "x-session-id": "hot", "x-title": "Hot"}
+        body = ask(provider={**prefs, "require_parameters": True}, temperature=0.5)
+        assert world.post(body, headers=headers).status_code == 200
+    error_of(world.post(ask(), headers={"x-request-id": "hot-0"}), 400, "invalid_value")
+    assert queries.queries == []
+
+
 def test_the_query_log_sees_the_first_call(world: World, queries: QueryLog) -> None:
     """The counter works: a key never seen before is looked up once."""
     key, _ = make_key(world.org, name="new")

@@ -56,7 +56,14 @@ def test_a_model_carries_its_offerings_prices_and_capabilities(world: World) -> 
         "json_schema": True,
         "reasoning_efforts": ["minimal", "low", "medium", "high"],
         "input_modalities": ["file", "image"],
+        "parameters": [],
     }
+    assert (openai["quantization"], openai["collects_data"], openai["locations"]) == (
+        None,
+        True,
+        [],
+    )
+    assert openai["stats"] is None
 
 
 def test_a_model_without_offerings_is_not_listed(world: World) -> None:

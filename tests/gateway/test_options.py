@@ -97,7 +97,7 @@ def test_a_non_boolean_stream_is_refused(stream: Any) -> None:
         {"model": "a", "provider": {"order": "openai"}},
         {"model": "a", "provider": {"order": ["nowhere"]}},
         {"model": "a", "provider": {"ignore": ["azure@mars"]}},
-        {"model": "a", "provider": {"sort": "latency"}},
+        {"model": "a", "provider": {"sort": "fastest"}},
         {"model": "a", "provider": {"maxAge": 180}},
         {"model": "a", "provider": {"maxAge": "half a year"}},
         {"model": "a", "provider": {"deprecated": "no"}},

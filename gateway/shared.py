@@ -1,0 +1,92 @@
+"""Gateway state shared by every process in Redis (sessions, X-Request-Id claims, offering
+figures). It follows the admission store's breaker: in embedded mode, or while Redis is
+unreachable, each caller falls back to this process's own memory at once."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import Generic, TypeVar
+
+import redis.asyncio as aioredis
+from django.conf import settings
+from redis.exceptions import RedisError
+
+from billing.breaker import REDIS, REDIS_DOWN
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+K = TypeVar("K")
+V = TypeVar("V")
+POOL_SIZE = 16
+_clients: dict[tuple[asyncio.AbstractEventLoop, str], aioredis.Redis] = {}
+
+
+class Unshared:
+    """Redis could not be used: the caller uses its own fallback."""
+
+
+UNSHARED = Unshared()
+
+
+def org_key(org_id: int, kind: str, name: str) -> str:
+    """A key of one organization; the hash tag keeps an organization's keys in one slot."""
+    return f"momor:{{org:{org_id}}}:{kind}:{name}"
+
+
+async def shared(command: Callable[[aioredis.Redis], Awaitable[T]]) -> T | Unshared:
+    """Run a command on the shared Redis; UNSHARED when there is none or it cannot answer."""
+    if not settings.REDIS_URL or not REDIS.allow():
+        return UNSHARED
+    try:
+        result = await command(_client())
+    except REDIS_DOWN as exc:
+        REDIS.failed()
+        log.warning("Redis unreachable (%s): using this process's own memory", exc)
+        return UNSHARED
+    except RedisError as exc:
+        log.warning("Redis refused a gateway command (%s): using this process's own memory", exc)
+        return UNSHARED
+    REDIS.succeeded()
+    return result
+
+
+def _client() -> aioredis.Redis:
+    place = (asyncio.get_running_loop(), settings.REDIS_URL)
+    client = _clients.get(place)
+    if client is None:
+        for closed in [key for key in _clients if key[0].is_closed()]:
+            del _clients[closed]
+        timeout = settings.MOMOR_REDIS_TIMEOUT_SECONDS
+        pool = aioredis.BlockingConnectionPool.from_url(
+            settings.REDIS_URL, max_connections=POOL_SIZE, timeout=timeout,
+            socket_timeout=timeout, socket_connect_timeout=timeout,
+        )  # fmt: skip
+        client = _clients[place] = aioredis.Redis(connection_pool=pool)
+    return client
+
+
+class Expiring(Generic[K, V]):
+    """This process's own bounded map whose entries expire: the fallback of a shared key."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[K, tuple[float, V]] = OrderedDict()
+
+    def get(self, key: K, now: float) -> V | None:
+        found = self._items.get(key)
+        if found is None or found[0] <= now:
+            return None
+        return found[1]
+
+    def put(self, key: K, value: V, expires: float) -> None:
+        self._items[key] = (expires, value)
+        self._items.move_to_end(key)
+        while len(self._items) > self.size:
+            self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        self._items.clear()
