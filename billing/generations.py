@@ -121,6 +121,7 @@ def _generation_fields(record: CallRecord, cost: Decimal) -> dict[str, object]:
         "prices": served.prices if served else {},
         "latency_ms": record.latency_ms,
         "first_token_ms": record.first_token_ms,
+        "trace_id": record.trace_id[:32],
         "created_at": record.created_at,
     }
 

@@ -113,6 +113,8 @@ class Generation(models.Model):
     prices = models.JSONField(default=dict, blank=True)
     latency_ms = models.PositiveIntegerField(default=0)
     first_token_ms = models.PositiveIntegerField(null=True, blank=True)
+    # The W3C trace the call belongs to (32 hex digits), when it came with one or was traced.
+    trace_id = models.CharField(max_length=32, blank=True)
     created_at = models.DateTimeField(db_index=True)
     recorded_at = models.DateTimeField(auto_now_add=True)
 

@@ -60,6 +60,7 @@ class CallRecord:
     first_token_ms: int | None = None
     attempts: list[AttemptRecord] = field(default_factory=list)
     ticket: Ticket | None = None
+    trace_id: str = ""
 
 
 def record_payload(record: CallRecord) -> bytes:

@@ -31,6 +31,8 @@ from gateway.errors import (
     request_too_large,
     unsupported_media_type,
 )
+from gateway.ops import metrics
+from gateway.ops.tracing import TRACER
 from gateway.options import CallOptions, read_options, strip_routing
 from gateway.relay import Answer, Call, answer
 from gateway.routing import Candidate, candidates, needs_of, nothing_answers
@@ -52,9 +54,10 @@ async def complete(
     content_type: str,
     raw: bytes,
     authenticate: Callable[[], Awaitable[Caller]],
+    traceparent: str = "",
 ) -> Answer:
     """One call to the completions endpoint, checked in the spec's order, routed and answered;
-    raises GatewayError for every refusal."""
+    raises GatewayError for every refusal. `traceparent` is the caller's W3C trace header."""
     if method != "POST":
         raise GatewayError(405, "Use POST.", code="method_not_allowed")
     if content_type != "application/json":
@@ -65,6 +68,7 @@ async def complete(
     await make_room()
     caller = await authenticate()
     record = _new_record(request_id, caller, body)
+    TRACER.begin(record, traceparent)
     try:
         answered = await _route(body, raw, caller, record)
     except GatewayError as exc:
@@ -117,7 +121,9 @@ async def _reserve(caller: Caller, record: CallRecord, amount: Decimal) -> Ticke
         await asyncio.wait({admitting})
         if not admitting.cancelled() and admitting.exception() is None:
             record.ticket = admitting.result()
+            metrics.reserved()
         raise
+    metrics.reserved()
     return record.ticket
 
 

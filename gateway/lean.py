@@ -70,6 +70,7 @@ async def _answer(
             content_type.decode("latin-1"),
             raw,
             lambda: authenticate_bearer(authorization),
+            (_header(scope, b"traceparent") or b"").decode("latin-1"),
         )
     except GatewayError as exc:
         headers = _headers(request_id, JSON, exc.headers or {})

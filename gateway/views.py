@@ -29,6 +29,7 @@ async def chat_completions(request: HttpRequest) -> HttpResponse:
             request.content_type or "",
             request.body,
             lambda: authenticate(request),
+            request.headers.get("traceparent", ""),
         )
         response = _http(answer)
     except GatewayError as exc:
