@@ -140,11 +140,15 @@ def _attempts(record: CallRecord) -> None:
     last = len(record.attempts) - 1
     for index, attempt in enumerate(record.attempts):
         ok = attempt.http_status is not None and attempt.http_status < 400 and not attempt.error
-        UPSTREAM.labels(attempt.provider, "ok" if ok else "failed").observe(
-            attempt.latency_ms / 1000
-        )
+        place = place_of(attempt)
+        UPSTREAM.labels(place, "ok" if ok else "failed").observe(attempt.latency_ms / 1000)
         if not ok and index < last:
-            FAILOVERS.labels(attempt.provider, failure_cause(attempt)).inc()
+            FAILOVERS.labels(place, failure_cause(attempt)).inc()
+
+
+def place_of(attempt: AttemptRecord) -> str:
+    """The provider as the record names the one that served (`azure@eu`)."""
+    return f"{attempt.provider}@{attempt.region}" if attempt.region else attempt.provider
 
 
 def failure_cause(attempt: AttemptRecord) -> str:

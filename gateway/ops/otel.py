@@ -15,6 +15,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 
 from billing.observers import HandedOff
 from billing.records import CallRecord
+from gateway.ops.metrics import place_of
 
 _PROPAGATOR = TraceContextTextMapPropagator()
 
@@ -48,7 +49,7 @@ def end_call_span(tracer: Any, span: Any, handed: HandedOff) -> None:
         child = tracer.start_span(
             "attempt", context=context, kind=SpanKind.CLIENT, start_time=at,
             attributes={
-                "momor.provider": attempt.provider, "momor.model": attempt.model,
+                "momor.provider": place_of(attempt), "momor.model": attempt.model,
                 "momor.key_source": attempt.key_source, "momor.position": attempt.position,
                 "http.response.status_code": attempt.http_status or 0,
             },
