@@ -26,7 +26,6 @@ from billing.consumers import GenerationFeed  # noqa: E402
 from gateway.body_limit import BodyLimit, WebsocketMessageLimit  # noqa: E402
 from gateway.lean import LeanCompletions  # noqa: E402
 from gateway.lifespan import lifespan  # noqa: E402
-
 from gateway.ops.routes import OperationsRoutes  # noqa: E402
 from gateway.ops.setup import serve_metrics_port  # noqa: E402
 

@@ -17,7 +17,6 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest
 from django.views.debug import SafeExceptionReporterFilter
-
 from pythonjsonlogger.json import JsonFormatter
 
 from accounts.redaction import scrub

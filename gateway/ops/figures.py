@@ -54,7 +54,9 @@ def read_figures() -> Figures:
         journal_bytes=journal_bytes,
         journal_files=journal_files,
         breaker_open=not REDIS.closed,
-        catalog_age_seconds=None if STATE.refreshed_at is None else time.time() - STATE.refreshed_at,
+        catalog_age_seconds=None
+        if STATE.refreshed_at is None
+        else time.time() - STATE.refreshed_at,
         dead_letters=_dead_letters(),
     )
     _redis_figures(figures)
@@ -132,26 +134,42 @@ def forget() -> None:
     _dead = (0.0, None)
 
 
+GAUGES = {
+    "momor_handoffs_outstanding": "Record hand-offs of this process not yet durable.",
+    "momor_handoff_high_water": "Outstanding hand-offs past which new calls wait.",
+    "momor_journal_bytes": "Bytes of records journaled on this gateway's disk, not yet applied.",
+    "momor_journal_files": "Journal files on this gateway's disk.",
+    "momor_breaker_open": "1 while this process's Redis circuit breaker is open.",
+    "momor_catalog_age_seconds": "Seconds since this process last refreshed its catalog.",
+    "momor_records_stream_backlog": "Records in the Redis records stream not yet stored.",
+    "momor_records_stream_lag_seconds": "How long the oldest record not yet stored has waited.",
+    "momor_celery_queue_length": "Messages waiting in the Celery queue.",
+    "momor_dead_letters": "Records parked as dead letters (admin: Billing, Dead letters).",
+}
+
+
 class StoreFigures(Collector):
-    """The figures above as Prometheus gauges, read at each scrape."""
+    """The figures above as Prometheus gauges, read at each scrape; a figure a store could
+    not give is left out."""
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         figures = read_figures()
-        yield _gauge("momor_handoffs_outstanding", "Record hand-offs of this process not yet durable.", figures.handoffs_outstanding)
-        yield _gauge("momor_handoff_high_water", "Outstanding hand-offs past which new calls wait.", figures.handoff_high_water)
-        yield _gauge("momor_journal_bytes", "Bytes of records journaled on this gateway's disk, not yet applied.", figures.journal_bytes)
-        yield _gauge("momor_journal_files", "Journal files on this gateway's disk.", figures.journal_files)
-        yield _gauge("momor_breaker_open", "1 while this process's Redis circuit breaker is open (on its fallbacks).", int(figures.breaker_open), store="redis")
-        optional = {
-            "momor_catalog_age_seconds": ("Seconds since this process last refreshed its in-memory catalog, keys and policies.", figures.catalog_age_seconds),
-            "momor_records_stream_backlog": ("Records in the Redis records stream not yet stored by a worker.", figures.stream_backlog),
-            "momor_records_stream_lag_seconds": ("How long the oldest record not yet stored has waited.", figures.stream_lag_seconds),
-            "momor_celery_queue_length": ("Messages waiting in the Celery queue.", figures.celery_queue),
-            "momor_dead_letters": ("Records parked as dead letters (admin: Billing, Dead letters).", figures.dead_letters),
-        }  # fmt: skip
-        for name, (documentation, value) in optional.items():
+        values: dict[str, float | None] = {
+            "momor_handoffs_outstanding": figures.handoffs_outstanding,
+            "momor_handoff_high_water": figures.handoff_high_water,
+            "momor_journal_bytes": figures.journal_bytes,
+            "momor_journal_files": figures.journal_files,
+            "momor_breaker_open": int(figures.breaker_open),
+            "momor_catalog_age_seconds": figures.catalog_age_seconds,
+            "momor_records_stream_backlog": figures.stream_backlog,
+            "momor_records_stream_lag_seconds": figures.stream_lag_seconds,
+            "momor_celery_queue_length": figures.celery_queue,
+            "momor_dead_letters": figures.dead_letters,
+        }
+        for name, value in values.items():
             if value is not None:
-                yield _gauge(name, documentation, value)
+                labels = {"store": "redis"} if name == "momor_breaker_open" else {}
+                yield _gauge(name, GAUGES[name], value, **labels)
 
     def describe(self) -> Iterator[GaugeMetricFamily]:
         return iter(())

@@ -75,6 +75,18 @@ HANDOFF = Histogram(
     buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
 )
 
+PER_CALL = (
+    CALLS,
+    LATENCY,
+    FIRST_CHUNK,
+    UPSTREAM,
+    FAILOVERS,
+    TOKENS,
+    COST,
+    ADMISSIONS,
+    RESERVATIONS,
+    HANDOFF,
+)
 _TOKEN_KINDS = ("prompt", "completion", "cached", "reasoning")
 
 
@@ -120,10 +132,11 @@ def observe(handed: HandedOff) -> None:
     model, provider = record.model, record.provider
     key_source = served.key_source if served else ""
     CALLS.labels(model, provider, key_source, record.status, str(record.http_status)).inc()
-    LATENCY.labels(model, provider).observe(record.latency_ms / 1000)
+    if record.attempts:  # a call refused before routing has no duration of its own
+        LATENCY.labels(model, provider).observe(record.latency_ms / 1000)
+        _attempts(record)
     if record.streamed and record.first_token_ms is not None:
         FIRST_CHUNK.labels(model, provider).observe(record.first_token_ms / 1000)
-    _attempts(record)
     if served is not None:
         _usage(record, handed.cost_units)
     _admission(record)

@@ -10,11 +10,12 @@ from django.contrib import admin
 from django.contrib.auth.decorators import user_passes_test
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
-from prometheus_client import REGISTRY, CollectorRegistry
+from prometheus_client import CollectorRegistry
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from gateway.ops.exposition import multiprocess
 from gateway.ops.figures import read_figures
+from gateway.ops.metrics import PER_CALL
 
 
 @dataclass(slots=True)
@@ -31,14 +32,14 @@ class Family:
 
 
 def _families() -> list[Family]:
-    registry = REGISTRY
     if multiprocess():
         registry = CollectorRegistry()
         MultiProcessCollector(registry)
+        collected = list(registry.collect())
+    else:
+        collected = [family for metric in PER_CALL for family in metric.collect()]
     found = []
-    for metric in registry.collect():
-        if not metric.name.startswith("momor_") or metric.type == "gauge":
-            continue
+    for metric in collected:
         rows = [
             Row(_labels(sample.labels), sample.value)
             for sample in metric.samples

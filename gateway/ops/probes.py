@@ -97,5 +97,7 @@ async def _redis() -> str:
 def _handoffs() -> str:
     outstanding = recording.handoffs_outstanding()
     if outstanding > recording.HIGH_WATER:
-        return f"{outstanding} record hand-offs outstanding (high-water mark {recording.HIGH_WATER})"
+        return (
+            f"{outstanding} record hand-offs outstanding (high-water mark {recording.HIGH_WATER})"
+        )
     return OK

@@ -14,7 +14,7 @@ def scrape(url: str, token: str | None = None) -> dict[Sample, float]:
     headers = {"authorization": f"Bearer {token}"} if token else {}
     response = httpx.get(url + "/metrics", headers=headers, timeout=10)
     assert response.status_code == 200, response.text
-    assert response.headers["content-type"].startswith("text/plain; version=0.0.4")
+    assert response.headers["content-type"].startswith("text/plain; version=")
     return {
         (sample.name, frozenset(sample.labels.items())): sample.value
         for family in text_string_to_metric_families(response.text)
@@ -22,7 +22,9 @@ def scrape(url: str, token: str | None = None) -> dict[Sample, float]:
     }
 
 
-def changes(before: dict[Sample, float], after: dict[Sample, float], *names: str) -> dict[Sample, float]:
+def changes(
+    before: dict[Sample, float], after: dict[Sample, float], *names: str
+) -> dict[Sample, float]:
     """The samples of the named metrics that moved, by how much."""
     moved: Counter[Sample] = Counter()
     for sample, value in after.items():
