@@ -14,7 +14,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_contex
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from billing.observers import HandedOff
-from billing.records import CallRecord
+from billing.records import AttemptRecord, CallRecord
 from gateway.ops.metrics import place_of
 
 _PROPAGATOR = TraceContextTextMapPropagator()
@@ -43,11 +43,9 @@ def start_call_span(tracer: Any, record: CallRecord, header: str) -> tuple[Any, 
 def end_call_span(tracer: Any, span: Any, handed: HandedOff) -> None:
     record = handed.record
     context = set_span_in_context(span)
-    at = _ns(record.created_at.timestamp())
-    for attempt in record.attempts:
-        end = at + attempt.latency_ms * 1_000_000
+    for attempt, start, end in _timeline(record, span.start_time, _ns(handed.began)):
         child = tracer.start_span(
-            "attempt", context=context, kind=SpanKind.CLIENT, start_time=at,
+            "attempt", context=context, kind=SpanKind.CLIENT, start_time=start,
             attributes={
                 "momor.provider": place_of(attempt), "momor.model": attempt.model,
                 "momor.key_source": attempt.key_source, "momor.position": attempt.position,
@@ -57,7 +55,6 @@ def end_call_span(tracer: Any, span: Any, handed: HandedOff) -> None:
         if attempt.error:
             child.set_status(Status(StatusCode.ERROR, attempt.error[:200]))
         child.end(end_time=end)
-        at = end
     handoff = tracer.start_span("record.hand_off", context=context, start_time=_ns(handed.began))
     handoff.end(end_time=_ns(handed.ended))
     span.set_attribute("momor.model", record.model)
@@ -67,6 +64,19 @@ def end_call_span(tracer: Any, span: Any, handed: HandedOff) -> None:
     if record.http_status >= 500:
         span.set_status(Status(StatusCode.ERROR, record.error[:200]))
     span.end(end_time=_ns(handed.ended))
+
+
+def _timeline(
+    record: CallRecord, call_start: int, answered: int
+) -> list[tuple[AttemptRecord, int, int]]:
+    """Each attempt with its start and end: tried one after another, the last ending when the
+    answer did, none starting before the call."""
+    placed, end = [], answered
+    for attempt in reversed(record.attempts):
+        start = max(end - attempt.latency_ms * 1_000_000, call_start)
+        placed.append((attempt, start, max(end, start)))
+        end = start
+    return placed[::-1]
 
 
 def _ns(seconds: float) -> int:
