@@ -40,7 +40,7 @@ def exposition() -> bytes:
     if not multiprocess():
         return generate_latest(REGISTRY)
     registry = CollectorRegistry()
-    MultiProcessCollector(registry)
+    MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
     registry.register(_figures)
     return generate_latest(registry)
 
@@ -83,7 +83,7 @@ def serve_on_port(port: int, address: str = "") -> None:
     if _server is not None:
         return
     try:
-        _server = make_server(address, port, _app, server_class=_Server, handler_class=_Quiet)  # type: ignore[arg-type]
+        _server = make_server(address, port, _app, server_class=_Server, handler_class=_Quiet)
     except OSError as exc:
         log.warning("metrics port %s not served by this process (%s)", port, exc)
         return

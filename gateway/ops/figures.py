@@ -18,10 +18,10 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from billing import recording
+from billing.admission.redis_store import RECORDS_STREAM
 from billing.breaker import REDIS, REDIS_DOWN
 from billing.journal import SUFFIX
 from billing.models import DeadLetter
-from billing.stream import RECORDS_STREAM
 from gateway.state import STATE
 
 log = logging.getLogger(__name__)
@@ -79,7 +79,9 @@ def _redis_figures(figures: Figures) -> None:
     try:
         client = _client(settings.REDIS_URL)
         with client.pipeline(transaction=False) as pipe:
-            pipe.xlen(RECORDS_STREAM).xrange(RECORDS_STREAM, count=1).llen(CELERY_QUEUE)
+            pipe.xlen(RECORDS_STREAM)
+            pipe.xrange(RECORDS_STREAM, count=1)
+            pipe.llen(CELERY_QUEUE)
             backlog, oldest, queued = pipe.execute()
     except (*REDIS_DOWN, redis.RedisError) as exc:
         log.warning("metrics: Redis did not answer (%s)", type(exc).__name__)

@@ -34,7 +34,7 @@ class Family:
 def _families() -> list[Family]:
     if multiprocess():
         registry = CollectorRegistry()
-        MultiProcessCollector(registry)
+        MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
         collected = list(registry.collect())
     else:
         collected = [family for metric in PER_CALL for family in metric.collect()]
