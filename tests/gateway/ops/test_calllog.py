@@ -4,6 +4,7 @@ JSON too; no secret anywhere."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
@@ -18,11 +19,23 @@ from tests.fake_upstream_fixture import FakeUpstream
 from tests.gateway.conftest import MOMOR_UPSTREAM_KEY, build_catalog
 from tests.real_server import RealServer, start
 
+# A loaded test machine can take seconds over a first database read.
+PATIENT = {"MOMOR_DB_TIMEOUT_SECONDS": "30"}
+
+
+def ready(server: RealServer, seconds: float = 60) -> None:
+    """Until the server's readiness probe passes (its catalog loaded)."""
+    deadline = time.monotonic() + seconds
+    while httpx.get(server.url + "/readyz", timeout=30).status_code != 200:
+        assert time.monotonic() < deadline, server.output()[-2000:]
+        time.sleep(0.2)
+
 
 @pytest.fixture
 def json_gateway(transactional_db: None, fake: FakeUpstream) -> Iterator[RealServer]:
     build_catalog(fake.url)
-    server = start("uvicorn", MOMOR_LOG_FORMAT="json")
+    server = start("uvicorn", MOMOR_LOG_FORMAT="json", **PATIENT)
+    ready(server)
     yield server
     server.stop()
 

@@ -15,6 +15,7 @@ from tests.conftest import make_key, make_org
 from tests.fake_upstream_fixture import FakeUpstream
 from tests.gateway.conftest import build_catalog
 from tests.gateway.ops.scrape import sample, scrape
+from tests.gateway.ops.test_calllog import PATIENT, ready
 from tests.real_server import RealServer, start
 
 SERVED = sample(
@@ -32,9 +33,11 @@ def two_gateways(
     transactional_db: None, fake: FakeUpstream, tmp_path: Path
 ) -> Iterator[tuple[RealServer, RealServer]]:
     build_catalog(fake.url)
-    env = {"PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
+    env = {"PROMETHEUS_MULTIPROC_DIR": str(tmp_path), **PATIENT}
     first = start("uvicorn", **env)
     second = start("uvicorn", **env)
+    ready(first)
+    ready(second)
     yield first, second
     first.stop()
     second.stop()
@@ -44,8 +47,10 @@ def two_gateways(
 def call(server: RealServer, key: str) -> None:
     body = {"model": "openai/gpt-5", "messages": [{"role": "user", "content": "hi"}]}
     headers = {"authorization": f"Bearer {key}"}
-    response = httpx.post(server.url + "/v1/chat/completions", json=body, headers=headers)
-    assert response.status_code == 200, response.text
+    response = httpx.post(
+        server.url + "/v1/chat/completions", json=body, headers=headers, timeout=30
+    )
+    assert response.status_code == 200, (response.text, server.output()[-3000:])
 
 
 def test_either_process_answers_with_the_calls_of_both(

@@ -31,6 +31,13 @@ def test_staff_see_the_figures_after_a_call(world: World) -> None:
         assert shown in text, shown  # fmt: skip
 
 
+def test_the_admin_index_links_to_it(world: World) -> None:
+    staff = User.objects.create_user("olivia", password="pw-olivia-0123", is_staff=True)
+    client = Client()
+    client.force_login(staff)
+    assert 'href="/admin/operations/"' in client.get("/admin/").content.decode()
+
+
 def test_members_who_are_not_staff_are_sent_to_sign_in(world: World) -> None:
     member = User.objects.create_user("mallory", password="pw-mallory-0123")
     client = Client()
