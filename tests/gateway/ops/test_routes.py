@@ -8,12 +8,13 @@ from typing import Any
 import httpx
 import pytest
 
+from billing.breaker import REDIS
 from billing.models import Generation
 from billing.recording import drain
 from gateway.ops import exposition
-from tests.gateway.calls import settled_world  # noqa: F401 - autouse
+from tests.gateway.calls import ask, settled_world  # noqa: F401 - autouse
 from tests.gateway.conftest import World
-from tests.gateway.ops.scrape import scrape
+from tests.gateway.ops.scrape import sample, scrape
 from tests.stores import free_port
 
 TOKEN = "metrics-token-0123456789"
@@ -64,3 +65,28 @@ def test_metrics_on_a_port_of_their_own(world: World, settings: Any) -> None:
     assert httpx.get(own + "/other", timeout=10).status_code == 404
     found = scrape(own, TOKEN)
     assert ("momor_handoff_high_water", frozenset()) in found
+
+
+def test_a_scrape_reads_the_stores_figures(world: World) -> None:
+    assert world.post(ask("openai/gpt-5")).status_code == 200
+    drain()
+    found = scrape(world.url)
+
+    assert found[sample("momor_breaker_open", store="redis")] == 0.0
+    assert found[sample("momor_records_stream_backlog")] == 0.0
+    assert found[sample("momor_records_stream_lag_seconds")] == 0.0
+    assert found[sample("momor_dead_letters")] == 0.0
+    assert found[sample("momor_handoffs_outstanding")] == 0.0
+    assert found[sample("momor_handoff_high_water")] == 2000.0
+    assert 0.0 <= found[sample("momor_catalog_age_seconds")] < 60
+
+
+def test_with_the_breaker_open_redis_figures_are_left_out(world: World) -> None:
+    REDIS.failed()
+    try:
+        found = scrape(world.url)
+    finally:
+        REDIS.reset()
+    assert found[sample("momor_breaker_open", store="redis")] == 1.0
+    names = {name for name, _ in found}
+    assert not names & {"momor_records_stream_backlog", "momor_celery_queue_length"}
