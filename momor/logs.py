@@ -17,7 +17,7 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest
 from django.views.debug import SafeExceptionReporterFilter
-from pythonjsonlogger.json import JsonFormatter
+from pythonjsonlogger.orjson import OrjsonFormatter
 
 from accounts.redaction import scrub
 
@@ -56,10 +56,10 @@ def _scrubbed(value: object) -> object:
     return value if clean == text else clean
 
 
-class JsonLines(JsonFormatter):
+class JsonLines(OrjsonFormatter):
     """One JSON object per line: time, level, logger, message and the record's extra fields
     (a call's line carries its request id, organization, model, provider, status and
-    latency)."""
+    latency), encoded with orjson."""
 
     def __init__(self) -> None:
         super().__init__(

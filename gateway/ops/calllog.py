@@ -14,9 +14,7 @@ log = logging.getLogger("momor.calls")
 def observe(handed: HandedOff) -> None:
     record = handed.record
     log.info(
-        "call %s %s",
-        record.request_id,
-        record.status,
+        "call",
         extra={
             "request_id": record.request_id,
             "organization_id": record.organization_id,

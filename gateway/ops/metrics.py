@@ -6,6 +6,8 @@ them answers a scrape with the sum (see README, "Production")."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from prometheus_client import Counter, Gauge, Histogram
 
@@ -88,6 +90,17 @@ PER_CALL = (
     HANDOFF,
 )
 _TOKEN_KINDS = ("prompt", "completion", "cached", "reasoning")
+# Each labelled child once looked up (prometheus-client's `labels` checks and copies its
+# arguments on every call): the per-call cost is then a dict lookup and the child's update.
+_children: dict[tuple[object, tuple[str, ...]], Any] = {}
+
+
+def child(metric: Any, *labels: str) -> Any:
+    key = (metric, labels)
+    found = _children.get(key)
+    if found is None:
+        found = _children[key] = metric.labels(*labels)
+    return found
 
 
 class OrganizationLabels:
@@ -131,12 +144,12 @@ def observe(handed: HandedOff) -> None:
     served = _served(record)
     model, provider = record.model, record.provider
     key_source = served.key_source if served else ""
-    CALLS.labels(model, provider, key_source, record.status, str(record.http_status)).inc()
+    child(CALLS, model, provider, key_source, record.status, str(record.http_status)).inc()
     if record.attempts:  # a call refused before routing has no duration of its own
-        LATENCY.labels(model, provider).observe(record.latency_ms / 1000)
+        child(LATENCY, model, provider).observe(record.latency_ms / 1000)
         _attempts(record)
     if record.streamed and record.first_token_ms is not None:
-        FIRST_CHUNK.labels(model, provider).observe(record.first_token_ms / 1000)
+        child(FIRST_CHUNK, model, provider).observe(record.first_token_ms / 1000)
     if served is not None:
         _usage(record, handed.cost_units)
     _admission(record)
@@ -154,9 +167,9 @@ def _attempts(record: CallRecord) -> None:
     for index, attempt in enumerate(record.attempts):
         ok = attempt.http_status is not None and attempt.http_status < 400 and not attempt.error
         place = place_of(attempt)
-        UPSTREAM.labels(place, "ok" if ok else "failed").observe(attempt.latency_ms / 1000)
+        child(UPSTREAM, place, "ok" if ok else "failed").observe(attempt.latency_ms / 1000)
         if not ok and index < last:
-            FAILOVERS.labels(place, failure_cause(attempt)).inc()
+            child(FAILOVERS, place, failure_cause(attempt)).inc()
 
 
 def place_of(attempt: AttemptRecord) -> str:
@@ -180,9 +193,9 @@ def _usage(record: CallRecord, cost_units: int) -> None:
     for kind in _TOKEN_KINDS:
         count = getattr(tokens, kind)
         if count:
-            TOKENS.labels(model, provider, kind).inc(count)
+            child(TOKENS, model, provider, kind).inc(count)
     if cost_units:
-        COST.labels(model, provider).inc(float(cost_units * NANO))
+        child(COST, model, provider).inc(float(cost_units * NANO))
 
 
 def _admission(record: CallRecord) -> None:
@@ -193,4 +206,4 @@ def _admission(record: CallRecord) -> None:
         decision = str(record.http_status)
     else:
         return
-    ADMISSIONS.labels(_organizations.label(record.organization_id), decision).inc()
+    child(ADMISSIONS, _organizations.label(record.organization_id), decision).inc()
