@@ -126,6 +126,7 @@ def _generation_fields(record: CallRecord, cost: Decimal) -> dict[str, object]:
         "app": record.app[:2048],
         "referer": record.referer[:2048],
         "routing": record.routing if any(record.routing.values()) else {},
+        "trace_id": record.trace_id[:32],
         "created_at": record.created_at,
     }
 

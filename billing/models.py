@@ -137,6 +137,8 @@ class Generation(models.Model):
         help_text="The provider filters and order the call set, and why each offering left "
         "out was.",
     )
+    # The W3C trace the call belongs to (32 hex digits), when it came with one or was traced.
+    trace_id = models.CharField(max_length=32, blank=True)
     created_at = models.DateTimeField(db_index=True)
     recorded_at = models.DateTimeField(auto_now_add=True)
 

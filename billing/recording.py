@@ -26,6 +26,7 @@ from django.conf import settings
 from billing.admission.redis_store import RedisStore, Settlement
 from billing.admission.select import local_store, store
 from billing.breaker import REDIS, REDIS_DOWN
+from billing.observers import HandedOff, notify
 from billing.records import CallRecord, record_payload
 from billing.replay import REPLAYER, journal
 from billing.settlements import settlement_of
@@ -44,14 +45,20 @@ async def record_call(record: CallRecord) -> None:
     """Hand a finished call to billing; returns once its record and charge are durable. The
     hand-off goes on if the caller is cancelled meanwhile (a shutdown waits for it)."""
     start()
+    began, cost = time.time(), 0
     try:
-        durable = _hand_off(record)
+        settlement = settlement_of(record, record_payload(record))
+        cost = settlement.cost
+        durable = _hand_off(record, settlement)
     except Exception:  # a fault here must not cost the call its answer, nor its record
         log.exception("the hand-off of call %s failed: journaling it", record.request_id)
         durable = _journaled(record_payload(record))
     _outstanding.add(durable)
     durable.add_done_callback(_outstanding.discard)
-    await asyncio.shield(durable)
+    try:
+        await asyncio.shield(durable)
+    finally:
+        notify(HandedOff(record, cost, began, time.time()))
 
 
 async def make_room() -> None:
@@ -79,11 +86,10 @@ def start() -> None:
         _consumer.start()
 
 
-def _hand_off(record: CallRecord) -> asyncio.Future[None]:
+def _hand_off(record: CallRecord, settlement: Settlement) -> asyncio.Future[None]:
     """A future done once the record is durable (callbacks rather than a task per call: this
     runs on every call)."""
-    payload = record_payload(record)
-    settlement = settlement_of(record, payload)
+    payload = settlement.payload
     ticket, now_ms = record.ticket, int(time.time() * 1000)
     if ticket is not None and not ticket.shared:
         local_store().settle(ticket, settlement.cost, record.request_id, now_ms)
@@ -122,6 +128,12 @@ def _after_journal(payload: bytes, journaled: asyncio.Future[None]) -> None:
         log.error("the journal could not take a record: held in memory until it can be applied")
         REPLAYER.hold(payload)
     REPLAYER.nudge()
+
+
+def handoffs_outstanding() -> int:
+    """How many hand-offs of this process are not yet durable (the high-water mark of
+    `make_room` is HIGH_WATER)."""
+    return len(_outstanding)
 
 
 def running_calls() -> int:

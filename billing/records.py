@@ -68,6 +68,7 @@ class CallRecord:
     referer: str = ""
     routing: dict[str, Any] = field(default_factory=dict)
     """The provider filters and order the call set, and why each offering left out was."""
+    trace_id: str = ""
 
 
 def record_payload(record: CallRecord) -> bytes:

@@ -16,9 +16,11 @@ class GatewayConfig(AppConfig):
     def ready(self) -> None:
         # Imported once the models are loaded, as Django requires of modules that define or
         # query them.
+        from gateway.ops.setup import install
         from gateway.places import CatalogPlaces
 
         register_provider_places(CatalogPlaces())
+        install()
         configure_outbound()
         setting_changed.connect(_outbound_setting_changed)
 

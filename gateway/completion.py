@@ -35,6 +35,8 @@ from gateway.errors import (
 )
 from gateway.failover import answer
 from gateway.figures import figures_of, note_call
+from gateway.ops import metrics
+from gateway.ops.tracing import TRACER
 from gateway.options import CallOptions, read_options, requested_selectors, strip_routing
 from gateway.request_ids import request_id_claim, reused
 from gateway.routing import Candidate, Plan, candidates, needs_of, nothing_answers
@@ -59,11 +61,12 @@ async def complete(
     raw: bytes,
     authenticate: Callable[[], Awaitable[Caller]],
     headers: Mapping[str, str] | None = None,
+    traceparent: str = "",
 ) -> Answer:
     """One call to the completions endpoint, checked in the spec's order, routed and answered;
     raises GatewayError for every refusal. `headers`: the call's tag headers (X-Request-Id,
-    X-Session-Id, HTTP-Referer, X-Title) by lowercase name. Once the caller is known, every
-    answer carries the rate-limit headers."""
+    X-Session-Id, HTTP-Referer, X-Title) by lowercase name; `traceparent`: the caller's W3C
+    trace header. Once the caller is known, every answer carries the rate-limit headers."""
     if method != "POST":
         raise GatewayError(405, "Use POST.", code="method_not_allowed")
     if content_type != "application/json":
@@ -74,6 +77,7 @@ async def complete(
     await make_room()
     caller = await authenticate()
     record = _new_record(request_id, caller, body)
+    TRACER.begin(record, traceparent)
     route = Route(body, raw, caller, record, headers or {})
     try:
         answered = await _route(route)
@@ -259,7 +263,9 @@ async def _reserve(caller: Caller, record: CallRecord, amount: Decimal) -> Ticke
         await asyncio.wait({admitting})
         if not admitting.cancelled() and admitting.exception() is None:
             record.ticket = admitting.result()
+            metrics.reserved()
         raise
+    metrics.reserved()
     return record.ticket
 
 

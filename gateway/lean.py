@@ -72,6 +72,7 @@ async def _answer(
             raw,
             lambda: authenticate_bearer(authorization),
             tag_headers(scope["headers"]),
+            (_header(scope, b"traceparent") or b"").decode("latin-1"),
         )
     except GatewayError as exc:
         headers = _headers(request_id, JSON, exc.headers or {})

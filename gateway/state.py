@@ -36,6 +36,8 @@ class GatewayState:
         self.paused = False
         self._built_at = time.monotonic()
         self._reconciled_at = time.monotonic()
+        # When the in-memory state was last read whole from the database (time.time()).
+        self.refreshed_at: float | None = None
 
     async def ready(self) -> Catalog:
         """The catalog, loaded on first use; starts the refresher on this event loop."""
@@ -43,6 +45,7 @@ class GatewayState:
         if self.catalog is None:
             try:
                 self.catalog = await dbthread.lookup(catalog_build)
+                self.refreshed_at = time.time()
             except DatabaseError:
                 raise service_unavailable("Momor cannot read its catalog right now.") from None
         return self.catalog
@@ -63,6 +66,7 @@ class GatewayState:
         with self._refreshing:
             if not self.paused:
                 self._refresh()
+                self.refreshed_at = time.time()
 
     def _refresh(self) -> None:
         self.identities.refresh()

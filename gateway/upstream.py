@@ -18,6 +18,8 @@ import aiohttp
 import httpx
 from django.conf import settings
 
+from gateway.ops.tracing import TRACEPARENT
+
 POOL_SIZE = 1000
 KEEPALIVE_SECONDS = 60
 
@@ -56,7 +58,11 @@ _closed_loops: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
 
 
 async def send(url: str, headers: dict[str, str], body: bytes) -> Response:
-    """POST `body`; returns once the response's head has arrived (its body still to read)."""
+    """POST `body`; returns once the response's head has arrived (its body still to read).
+    A call that belongs to a trace sends its `traceparent` along."""
+    traceparent = TRACEPARENT.get()
+    if traceparent:
+        headers = {**headers, "traceparent": traceparent}
     key = (asyncio.get_running_loop(), settings.MOMOR_UPSTREAM_TRANSPORT)
     client = _clients.get(key) or _open(key)
     return await client.send(url, headers, body)

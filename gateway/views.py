@@ -33,6 +33,7 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
             request.body,
             lambda: authenticate(request),
             tag_headers(request.headers),
+            request.headers.get("traceparent", ""),
         )
         response = _http(answer)
     except GatewayError as exc:

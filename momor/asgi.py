@@ -1,5 +1,6 @@
-"""ASGI entry point: over HTTP, the body-size guard, then the lean completions route for
-Bearer-key calls, then Django; Channels consumers over websockets."""
+"""ASGI entry point: over HTTP, the body-size guard, the operations routes (probes, metrics),
+then the lean completions route for Bearer-key calls, then Django; Channels consumers over
+websockets."""
 
 from __future__ import annotations
 
@@ -25,8 +26,13 @@ from billing.consumers import GenerationFeed  # noqa: E402
 from gateway.body_limit import BodyLimit, WebsocketMessageLimit  # noqa: E402
 from gateway.lean import LeanCompletions  # noqa: E402
 from gateway.lifespan import lifespan  # noqa: E402
+from gateway.ops.routes import OperationsRoutes  # noqa: E402
+from gateway.ops.setup import serve_metrics_port  # noqa: E402
 
 http_app = LeanCompletions(django_asgi_app) if settings.MOMOR_LEAN_COMPLETIONS else django_asgi_app
+# The probes and /metrics answer ahead of everything: no authentication, limit or record.
+http_app = OperationsRoutes(http_app)
+serve_metrics_port()
 body_limit = BodyLimit(http_app, settings.MOMOR_MAX_BODY_BYTES, settings.MOMOR_BODY_TIMEOUT)
 if "daphne.server" in sys.modules:  # served by Daphne: see momor/under_daphne.py
     from momor.under_daphne import install

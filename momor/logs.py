@@ -4,7 +4,8 @@
 in frame variables and request data too.
 
 `configure` is LOGGING_CONFIG: it applies LOGGING, then puts the filter on handlers configured
-outside it (the ASGI server's own); Celery's are given it in `momor.celery`."""
+outside it (the ASGI server's own); Celery's are given it in `momor.celery`. With
+MOMOR_LOG_FORMAT=json every such handler also writes JSON lines (`JsonLines`)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ import logging.config
 from collections.abc import ItemsView
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest
 from django.views.debug import SafeExceptionReporterFilter
+from pythonjsonlogger.orjson import OrjsonFormatter
 
 from accounts.redaction import scrub
 
@@ -53,13 +56,30 @@ def _scrubbed(value: object) -> object:
     return value if clean == text else clean
 
 
+class JsonLines(OrjsonFormatter):
+    """One JSON object per line: time, level, logger, message and the record's extra fields
+    (a call's line carries its request id, organization, model, provider, status and
+    latency), encoded with orjson."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "%(asctime)s %(levelname)s %(name)s %(message)s",
+            rename_fields={"asctime": "time", "levelname": "level", "name": "logger"},
+            timestamp=False,
+        )
+
+
 def install() -> None:
-    """Put the filter on every handler of every logger configured so far."""
+    """Put the filter (and, for JSON logs, the JSON formatter) on every handler of every
+    logger configured so far."""
     loggers = [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]
+    json_lines = getattr(settings, "MOMOR_LOG_FORMAT", "plain") == "json"
     for logger in loggers:
         for handler in getattr(logger, "handlers", ()):
             if not any(isinstance(f, ScrubSecrets) for f in handler.filters):
                 handler.addFilter(ScrubSecrets())
+            if json_lines and not isinstance(handler.formatter, JsonLines):
+                handler.setFormatter(JsonLines())
 
 
 def configure(config: dict[str, Any]) -> None:

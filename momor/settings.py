@@ -225,6 +225,21 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {"TITLE": "Momor management API", "VERSION": "1"}
 
+# Operations (README, "Production"): Prometheus metrics (off: no per-call figures, no
+# /metrics), the bearer token a scrape must send, a port of their own (0: Momor's port), how
+# many organizations get a label of their own (and which always do), and how long a readiness
+# probe waits on a store.
+MOMOR_METRICS = env_bool("MOMOR_METRICS", default=True)
+MOMOR_METRICS_TOKEN = env_secret("MOMOR_METRICS_TOKEN")
+MOMOR_METRICS_PORT = env_int("MOMOR_METRICS_PORT", 0)
+MOMOR_METRICS_ORGANIZATIONS = env_int("MOMOR_METRICS_ORGANIZATIONS", 20)
+MOMOR_METRICS_ORGANIZATION_IDS = env_list("MOMOR_METRICS_ORGANIZATION_IDS", [])
+MOMOR_PROBE_TIMEOUT_SECONDS = env_float("MOMOR_PROBE_TIMEOUT_SECONDS", 0.5)
+# Log lines as plain text (the default) or JSON objects, one per line, with one line per call.
+MOMOR_LOG_FORMAT = env_str("MOMOR_LOG_FORMAT", "plain")
+if MOMOR_LOG_FORMAT not in {"plain", "json"}:
+    raise ImproperlyConfigured("MOMOR_LOG_FORMAT must be plain or json")
+
 # Every handler masks secrets (momor/logs.py): the filter is declared here for Momor's own
 # handler, and `configure` adds it to handlers configured elsewhere (the ASGI server's).
 LOGGING_CONFIG = "momor.logs.configure"
@@ -232,7 +247,14 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "filters": {"scrub_secrets": {"()": "momor.logs.ScrubSecrets"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["scrub_secrets"]}},
+    "formatters": {"json": {"()": "momor.logs.JsonLines"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "filters": ["scrub_secrets"],
+            **({"formatter": "json"} if MOMOR_LOG_FORMAT == "json" else {}),
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("MOMOR_LOG_LEVEL", "INFO")},
     "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
 }

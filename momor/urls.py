@@ -8,6 +8,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 
 from accounts.signin import throttled
+from gateway.ops.page import operations
 from momor import static
 
 admin.site.site_header = "Momor administration"
@@ -18,6 +19,7 @@ admin.site.enable_nav_sidebar = False
 
 urlpatterns = [
     path("admin/login/", throttled(admin.site.login)),
+    path("admin/operations/", admin.site.admin_view(operations), name="operations"),
     path("admin/", admin.site.urls),
     path("api/manage/", include("momor.api_urls")),
     path("", include("gateway.urls")),

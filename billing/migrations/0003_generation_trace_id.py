@@ -1,0 +1,15 @@
+from django.db import migrations, models
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("billing", "0002_deadletter"),
+    ]
+
+    operations = [
+        migrations.AddField(
+            model_name="generation",
+            name="trace_id",
+            field=models.CharField(blank=True, max_length=32),
+        ),
+    ]

@@ -1,0 +1,64 @@
+"""The admin's operations page (`/admin/operations/`, staff only, read-only): the figures
+/metrics exposes, for operators without Prometheus. Counters are this process's since it
+started (every process's in multiprocess mode)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib import admin
+from django.contrib.auth.decorators import user_passes_test
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from prometheus_client import CollectorRegistry
+from prometheus_client.multiprocess import MultiProcessCollector
+
+from gateway.ops.exposition import multiprocess
+from gateway.ops.figures import read_figures
+from gateway.ops.metrics import PER_CALL
+
+
+@dataclass(slots=True)
+class Row:
+    labels: str
+    value: float
+
+
+@dataclass(slots=True)
+class Family:
+    name: str
+    documentation: str
+    rows: list[Row]
+
+
+def _families() -> list[Family]:
+    if multiprocess():
+        registry = CollectorRegistry()
+        MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+        collected = list(registry.collect())
+    else:
+        collected = [family for metric in PER_CALL for family in metric.collect()]
+    found = []
+    for metric in collected:
+        rows = [
+            Row(_labels(sample.labels), sample.value)
+            for sample in metric.samples
+            if not sample.name.endswith(("_bucket", "_created"))
+        ]
+        found.append(Family(metric.name, metric.documentation, rows))
+    return found
+
+
+def _labels(labels: dict[str, str]) -> str:
+    return ", ".join(f"{name}={value or '—'}" for name, value in sorted(labels.items()))
+
+
+@user_passes_test(lambda user: user.is_active and user.is_staff)
+def operations(request: HttpRequest) -> HttpResponse:
+    context = {
+        **admin.site.each_context(request),
+        "title": "Operations",
+        "figures": read_figures(),
+        "families": _families(),
+    }
+    return TemplateResponse(request, "gateway/admin/operations.html", context)
