@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("billing", "0002_deadletter"),
+        ("billing", "0003_generation_request_id_session_app_routing"),
     ]
 
     operations = [
