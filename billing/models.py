@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -82,7 +83,7 @@ class GenerationQuerySet(models.QuerySet["Generation"]):
 class Generation(models.Model):
     """One call to the completions endpoint, whoever served it (or nobody)."""
 
-    request_id = models.CharField(max_length=64, unique=True)
+    request_id = models.CharField(max_length=64, db_index=True)
     organization = models.ForeignKey(
         Organization, on_delete=models.CASCADE, related_name="generations"
     )
@@ -121,6 +122,11 @@ class Generation(models.Model):
     class Meta:
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["organization", "-created_at"])]
+        constraints = [
+            # On PostgreSQL the table is partitioned by month of created_at, and a unique key
+            # must hold the partition key: a record delivered twice carries the same moment.
+            models.UniqueConstraint(fields=["request_id", "created_at"], name="one_generation_per_call")
+        ]
 
     def __str__(self) -> str:
         return self.request_id
@@ -134,7 +140,11 @@ class KeySource(models.TextChoices):
 class Attempt(models.Model):
     """One try of one offering within a generation."""
 
-    generation = models.ForeignKey(Generation, on_delete=models.CASCADE, related_name="attempts")
+    generation = models.ForeignKey(
+        Generation, on_delete=models.CASCADE, related_name="attempts", db_constraint=False
+    )
+    created_at = models.DateTimeField()
+    """The generation's moment: attempts are partitioned by month as their generations are."""
     position = models.PositiveSmallIntegerField()
     model = models.CharField(max_length=200)
     provider = models.CharField(max_length=120)
@@ -155,11 +165,18 @@ class Attempt(models.Model):
     class Meta:
         ordering = ["generation", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["generation", "position"], name="one_attempt_per_slot")
+            models.UniqueConstraint(
+                fields=["generation", "position", "created_at"], name="one_attempt_per_slot"
+            )
         ]
 
     def __str__(self) -> str:
         return f"{self.generation_id}#{self.position} {self.provider}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.created_at is None:
+            self.created_at = self.generation.created_at
+        super().save(*args, **kwargs)
 
 
 class EntryKind(models.TextChoices):
@@ -177,7 +194,12 @@ class LedgerEntry(models.Model):
     amount = models.DecimalField(max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES)
     balance_after = models.DecimalField(max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES)
     generation = models.ForeignKey(
-        Generation, null=True, blank=True, on_delete=models.PROTECT, related_name="ledger"
+        Generation,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="ledger",
+        db_constraint=False,  # a retention drop removes old generations; their charges stay
     )
     idempotency_key = models.CharField(max_length=100, null=True, blank=True, unique=True)
     note = models.CharField(max_length=300, blank=True)
@@ -221,3 +243,39 @@ class DeadLetter(models.Model):
 
     def __str__(self) -> str:
         return self.request_id or f"dead letter {self.pk}"
+
+
+class DailyUsage(models.Model):
+    """The sums of an organization's generations of one day (in Momor's time zone), per model,
+    provider, API key and calling app: what the overview, usage, billing and key spend read.
+    Kept by the recording in the generation's own transaction (`billing.rollups`)."""
+
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="daily_usage"
+    )
+    day = models.DateField()
+    model = models.CharField(max_length=200, blank=True)
+    provider = models.CharField(max_length=120, blank=True)
+    api_key_id = models.BigIntegerField(default=0)
+    """0 for calls made without a key (the playground); not a foreign key, as a deleted key's
+    spend stays in its organization's figures."""
+    app = models.CharField(max_length=200, blank=True, default="")
+    calls = models.BigIntegerField(default=0)
+    prompt_tokens = models.BigIntegerField(default=0)
+    completion_tokens = models.BigIntegerField(default=0)
+    cost = models.DecimalField(
+        max_digits=MONEY_DIGITS + 6, decimal_places=MONEY_PLACES, default=Decimal(0)
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "day", "model", "provider", "api_key_id", "app"],
+                name="one_daily_usage_per_slot",
+            )
+        ]
+        indexes = [models.Index(fields=["api_key_id", "day"])]
+        verbose_name_plural = "daily usage"
+
+    def __str__(self) -> str:
+        return f"{self.organization_id} {self.day} {self.model}"

@@ -1,0 +1,151 @@
+"""Generations and attempts partitioned by month on PostgreSQL (billing.partitions), and the
+daily usage they roll up into, filled from the generations already stored."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import django.db.models.deletion
+from django.db import migrations, models
+from django.db.models import Count, Sum, Value
+from django.db.models.functions import Coalesce, TruncDate
+
+
+def _attempt_moments(apps: Any, schema_editor: Any) -> None:
+    Attempt = apps.get_model("billing", "Attempt")
+    Generation = apps.get_model("billing", "Generation")
+    moment = Generation.objects.filter(pk=models.OuterRef("generation_id")).values("created_at")
+    Attempt.objects.update(created_at=models.Subquery(moment))
+
+
+def _partition(apps: Any, schema_editor: Any) -> None:
+    from billing.partitions import table_partition
+
+    if schema_editor.connection.vendor == "postgresql":
+        for table in ("billing_generation", "billing_attempt"):
+            table_partition(schema_editor, table)
+
+
+def _daily_usage(apps: Any, schema_editor: Any) -> None:
+    Generation = apps.get_model("billing", "Generation")
+    DailyUsage = apps.get_model("billing", "DailyUsage")
+    grouped = (
+        Generation.objects.order_by()
+        .annotate(day=TruncDate("created_at"), key=Coalesce("api_key_id", 0))
+        .values("organization_id", "day", "model", "provider", "key")
+        .annotate(
+            n=Count("pk"),
+            prompt=Sum("prompt_tokens"),
+            completion=Sum("completion_tokens"),
+            spent=Coalesce(Sum("cost"), Value(Decimal(0))),
+        )
+    )
+    DailyUsage.objects.bulk_create(
+        (
+            DailyUsage(
+                organization_id=row["organization_id"], day=row["day"], model=row["model"],
+                provider=row["provider"], api_key_id=row["key"], calls=row["n"],
+                prompt_tokens=row["prompt"], completion_tokens=row["completion"],
+                cost=row["spent"],
+            )
+            for row in grouped.iterator()
+        ),
+        batch_size=5000,
+    )  # fmt: skip
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("accounts", "0001_initial"),
+        ("billing", "0002_deadletter"),
+    ]
+
+    operations = [
+        migrations.AlterField(
+            model_name="attempt",
+            name="generation",
+            field=models.ForeignKey(
+                db_constraint=False,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="attempts",
+                to="billing.generation",
+            ),
+        ),
+        migrations.AlterField(
+            model_name="ledgerentry",
+            name="generation",
+            field=models.ForeignKey(
+                blank=True,
+                db_constraint=False,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="ledger",
+                to="billing.generation",
+            ),
+        ),
+        migrations.AlterField(
+            model_name="generation",
+            name="request_id",
+            field=models.CharField(db_index=True, max_length=64),
+        ),
+        migrations.AddField(
+            model_name="attempt",
+            name="created_at",
+            field=models.DateTimeField(null=True),
+        ),
+        migrations.RunPython(_attempt_moments, migrations.RunPython.noop),
+        migrations.AlterField(
+            model_name="attempt",
+            name="created_at",
+            field=models.DateTimeField(),
+        ),
+        migrations.RemoveConstraint(model_name="attempt", name="one_attempt_per_slot"),
+        migrations.AddConstraint(
+            model_name="attempt",
+            constraint=models.UniqueConstraint(
+                fields=("generation", "position", "created_at"), name="one_attempt_per_slot"
+            ),
+        ),
+        migrations.AddConstraint(
+            model_name="generation",
+            constraint=models.UniqueConstraint(
+                fields=("request_id", "created_at"), name="one_generation_per_call"
+            ),
+        ),
+        migrations.RunPython(_partition, migrations.RunPython.noop),
+        migrations.CreateModel(
+            name="DailyUsage",
+            fields=[
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("day", models.DateField()),
+                ("model", models.CharField(blank=True, max_length=200)),
+                ("provider", models.CharField(blank=True, max_length=120)),
+                ("api_key_id", models.BigIntegerField(default=0)),
+                ("app", models.CharField(blank=True, default="", max_length=200)),
+                ("calls", models.BigIntegerField(default=0)),
+                ("prompt_tokens", models.BigIntegerField(default=0)),
+                ("completion_tokens", models.BigIntegerField(default=0)),
+                ("cost", models.DecimalField(decimal_places=9, default=Decimal("0"), max_digits=24)),
+                (
+                    "organization",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="daily_usage",
+                        to="accounts.organization",
+                    ),
+                ),
+            ],
+            options={
+                "verbose_name_plural": "daily usage",
+                "indexes": [models.Index(fields=["api_key_id", "day"], name="billing_dai_api_key_3c8b0f_idx")],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("organization", "day", "model", "provider", "api_key_id", "app"),
+                        name="one_daily_usage_per_slot",
+                    )
+                ],
+            },
+        ),
+        migrations.RunPython(_daily_usage, migrations.RunPython.noop),
+    ]
