@@ -23,8 +23,8 @@ def position_text(row: Generation) -> str:
 def position_read(text: str | None) -> Position | None:
     """The position a cursor names; None for a missing or malformed one (the first page)."""
     moment, _, pk = (text or "").rpartition("_")
-    try:
-        when = parse_datetime(moment.replace(" ", "+"))
+    try:  # a "+" of the offset arrives as a space when the cursor was not URL-encoded
+        when = parse_datetime(moment) or parse_datetime(moment.replace(" ", "+"))
     except ValueError:
         return None
     if when is None or when.tzinfo is None or not pk.isdigit():

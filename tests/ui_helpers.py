@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from accounts.models import ApiKey, Organization
 from billing.models import Attempt, Generation
+from billing.rollups import rollup_add
 
 
 def signed_in(user: User, *, csrf: bool = False) -> Client:
@@ -57,4 +58,5 @@ def make_generation(
         latency_ms=110,
         cost=Decimal(cost),
     )
+    rollup_add(generation)
     return generation
