@@ -4,10 +4,11 @@ what the first one does."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
+from asgiref.sync import sync_to_async
 from django.db.models import Q
 from django.utils.dateparse import parse_datetime
 
@@ -85,13 +86,15 @@ def _page(rows: list[Generation], *, more_newer: bool, more_older: bool) -> Keys
     return KeysetPage(rows, newer, older)
 
 
-def batches(rows: GenerationQuerySet, size: int = 2000) -> Iterator[list[Generation]]:
+async def batches(rows: GenerationQuerySet, size: int = 2000) -> AsyncIterator[list[Generation]]:
     """Every row, newest first, read one keyset page at a time (each a short query, so a long
-    export neither holds a transaction open nor keeps more than a page in memory)."""
-    page = list(rows.order_by("-created_at", "-pk")[:size])
+    export neither holds a transaction open nor keeps more than a page in memory). Async, as
+    an ASGI server streams only an async iterator without first reading it whole."""
+    read = sync_to_async(list)
+    page = await read(rows.order_by("-created_at", "-pk")[:size])
     while page:
         yield page
         if len(page) < size:
             return
         last = page[-1]
-        page = list(older_than(rows, (last.created_at, last.pk))[:size])
+        page = await read(older_than(rows, (last.created_at, last.pk))[:size])

@@ -8,7 +8,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
@@ -132,7 +132,7 @@ CSV_FIELDS = (
 )  # fmt: skip
 
 
-def generations_csv(rows: QuerySet[Generation]) -> Iterator[str]:
+async def generations_csv(rows: QuerySet[Generation]) -> AsyncIterator[str]:
     """The rows as CSV, newest first, a batch of lines at a time (header first)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
@@ -144,7 +144,7 @@ def generations_csv(rows: QuerySet[Generation]) -> Iterator[str]:
         return buffer.getvalue()
 
     yield line(CSV_FIELDS)
-    for batch in batches(rows.select_related("api_key")):
+    async for batch in batches(rows.select_related("api_key")):  # type: ignore[arg-type]
         yield "".join(line(_csv_values(row)) for row in batch)
 
 

@@ -4,9 +4,11 @@ into the database."""
 from __future__ import annotations
 
 import uuid
+from typing import Any
 from datetime import datetime
 from decimal import Decimal
 
+from asgiref.sync import async_to_sync
 from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
@@ -14,6 +16,16 @@ from django.utils import timezone
 from accounts.models import ApiKey, Organization
 from billing.models import Attempt, Generation
 from billing.rollups import rollup_add
+
+
+def streamed(response: Any) -> str:
+    """The whole body of a streamed response (its content is an async iterator, as served
+    under ASGI)."""
+
+    async def read() -> bytes:
+        return b"".join([part async for part in response.streaming_content])
+
+    return async_to_sync(read)().decode()
 
 
 def signed_in(user: User, *, csrf: bool = False) -> Client:
