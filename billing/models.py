@@ -83,7 +83,7 @@ class GenerationQuerySet(models.QuerySet["Generation"]):
 class Generation(models.Model):
     """One call to the completions endpoint, whoever served it (or nobody)."""
 
-    request_id = models.CharField(max_length=64, db_index=True)
+    request_id = models.CharField(max_length=64)
     organization = models.ForeignKey(
         Organization, on_delete=models.CASCADE, related_name="generations"
     )
@@ -121,7 +121,10 @@ class Generation(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["organization", "-created_at"])]
+        indexes = [
+            models.Index(fields=["organization", "-created_at"]),
+            models.Index(fields=["request_id"], name="billing_generation_request"),
+        ]
         constraints = [
             # On PostgreSQL the table is partitioned by month of created_at, and a unique key
             # must hold the partition key: a record delivered twice carries the same moment.
@@ -245,13 +248,13 @@ class DeadLetter(models.Model):
         return self.request_id or f"dead letter {self.pk}"
 
 
-class DailyUsage(models.Model):
+class DailyRollup(models.Model):
     """The sums of an organization's generations of one day (in Momor's time zone), per model,
     provider, API key and calling app: what the overview, usage, billing and key spend read.
     Kept by the recording in the generation's own transaction (`billing.rollups`)."""
 
     organization = models.ForeignKey(
-        Organization, on_delete=models.CASCADE, related_name="daily_usage"
+        Organization, on_delete=models.CASCADE, related_name="daily_rollups"
     )
     day = models.DateField()
     model = models.CharField(max_length=200, blank=True)
@@ -271,11 +274,10 @@ class DailyUsage(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["organization", "day", "model", "provider", "api_key_id", "app"],
-                name="one_daily_usage_per_slot",
+                name="one_daily_rollup_per_slot",
             )
         ]
         indexes = [models.Index(fields=["api_key_id", "day"])]
-        verbose_name_plural = "daily usage"
 
     def __str__(self) -> str:
         return f"{self.organization_id} {self.day} {self.model}"

@@ -13,16 +13,16 @@ from django.db.models import Count, Sum, Value
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
-from billing.models import DailyUsage, Generation
+from billing.models import DailyRollup, Generation
 
 SLOT = ("organization_id", "day", "model", "provider", "api_key_id", "app")
 SUMS = ("calls", "prompt_tokens", "completion_tokens", "cost")
 
 _UPSERT = (
-    f"INSERT INTO billing_dailyusage ({', '.join(SLOT + SUMS)}) "  # noqa: S608
+    f"INSERT INTO billing_dailyrollup ({', '.join(SLOT + SUMS)}) "  # noqa: S608
     f"VALUES ({', '.join(['%s'] * len(SLOT + SUMS))}) "
     f"ON CONFLICT ({', '.join(SLOT)}) DO UPDATE SET "
-    + ", ".join(f"{name} = billing_dailyusage.{name} + excluded.{name}" for name in SUMS)
+    + ", ".join(f"{name} = billing_dailyrollup.{name} + excluded.{name}" for name in SUMS)
 )
 
 
@@ -51,7 +51,7 @@ def rollups_rebuild(since: date, until: date, organization_id: int | None = None
     generations = Generation.objects.filter(
         created_at__gte=_start_of(since), created_at__lt=_start_of(until + timedelta(days=1))
     )
-    rollups = DailyUsage.objects.filter(day__gte=since, day__lte=until)
+    rollups = DailyRollup.objects.filter(day__gte=since, day__lte=until)
     if organization_id is not None:
         generations = generations.filter(organization_id=organization_id)
         rollups = rollups.filter(organization_id=organization_id)
@@ -69,12 +69,12 @@ def rollups_rebuild(since: date, until: date, organization_id: int | None = None
     with transaction.atomic():
         rollups.delete()
         rows = [_rollup(row) for row in grouped.iterator(chunk_size=5000)]
-        DailyUsage.objects.bulk_create(rows, batch_size=5000)
+        DailyRollup.objects.bulk_create(rows, batch_size=5000)
     return len(rows)
 
 
-def _rollup(row: dict[str, object]) -> DailyUsage:
-    return DailyUsage(
+def _rollup(row: dict[str, object]) -> DailyRollup:
+    return DailyRollup(
         organization_id=row["organization_id"],
         day=row["day"],
         model=row["model"],

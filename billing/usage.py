@@ -18,7 +18,7 @@ from django.db.models import DecimalField, F, OuterRef, QuerySet, Subquery, Sum,
 from django.db.models.functions import Coalesce
 
 from billing.keyset import batches
-from billing.models import DailyUsage, Generation, GenerationTotals
+from billing.models import DailyRollup, Generation, GenerationTotals
 
 Split = Literal["model", "provider"]
 METRICS = ("cost", "tokens", "calls")
@@ -26,7 +26,7 @@ METRICS = ("cost", "tokens", "calls")
 
 def seen_values(organization_id: int, field_name: str) -> list[str]:
     """The models (or providers) the organization's generations name, for filter menus."""
-    rows = DailyUsage.objects.filter(organization_id=organization_id).exclude(**{field_name: ""})
+    rows = DailyRollup.objects.filter(organization_id=organization_id).exclude(**{field_name: ""})
     return list(rows.order_by(field_name).values_list(field_name, flat=True).distinct())
 
 
@@ -34,7 +34,7 @@ def with_spend(keys: QuerySet[Any]) -> QuerySet[Any]:
     """API keys annotated with `spend`: the sum of their generations' cost."""
     money = DecimalField(max_digits=24, decimal_places=9)
     spent = (
-        DailyUsage.objects.filter(api_key_id=OuterRef("pk"))
+        DailyRollup.objects.filter(api_key_id=OuterRef("pk"))
         .order_by()
         .values("api_key_id")
         .annotate(total=Sum("cost"))
@@ -59,8 +59,8 @@ def usage_totals(organization_id: int, since: date, until: date) -> GenerationTo
     )
 
 
-def _days(organization_id: int, since: date, until: date) -> QuerySet[DailyUsage]:
-    return DailyUsage.objects.filter(organization_id=organization_id, day__gte=since, day__lte=until)
+def _days(organization_id: int, since: date, until: date) -> QuerySet[DailyRollup]:
+    return DailyRollup.objects.filter(organization_id=organization_id, day__gte=since, day__lte=until)
 
 
 @dataclass

@@ -27,9 +27,9 @@ def _partition(apps: Any, schema_editor: Any) -> None:
             table_partition(schema_editor, table)
 
 
-def _daily_usage(apps: Any, schema_editor: Any) -> None:
+def _daily_rollups(apps: Any, schema_editor: Any) -> None:
     Generation = apps.get_model("billing", "Generation")
-    DailyUsage = apps.get_model("billing", "DailyUsage")
+    DailyRollup = apps.get_model("billing", "DailyRollup")
     grouped = (
         Generation.objects.order_by()
         .annotate(day=TruncDate("created_at"), key=Coalesce("api_key_id", 0))
@@ -41,9 +41,9 @@ def _daily_usage(apps: Any, schema_editor: Any) -> None:
             spent=Coalesce(Sum("cost"), Value(Decimal(0))),
         )
     )
-    DailyUsage.objects.bulk_create(
+    DailyRollup.objects.bulk_create(
         (
-            DailyUsage(
+            DailyRollup(
                 organization_id=row["organization_id"], day=row["day"], model=row["model"],
                 provider=row["provider"], api_key_id=row["key"], calls=row["n"],
                 prompt_tokens=row["prompt"], completion_tokens=row["completion"],
@@ -87,7 +87,11 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name="generation",
             name="request_id",
-            field=models.CharField(db_index=True, max_length=64),
+            field=models.CharField(max_length=64),
+        ),
+        migrations.AddIndex(
+            model_name="generation",
+            index=models.Index(fields=["request_id"], name="billing_generation_request"),
         ),
         migrations.AddField(
             model_name="attempt",
@@ -115,7 +119,7 @@ class Migration(migrations.Migration):
         ),
         migrations.RunPython(_partition, migrations.RunPython.noop),
         migrations.CreateModel(
-            name="DailyUsage",
+            name="DailyRollup",
             fields=[
                 ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
                 ("day", models.DateField()),
@@ -131,21 +135,20 @@ class Migration(migrations.Migration):
                     "organization",
                     models.ForeignKey(
                         on_delete=django.db.models.deletion.CASCADE,
-                        related_name="daily_usage",
+                        related_name="daily_rollups",
                         to="accounts.organization",
                     ),
                 ),
             ],
             options={
-                "verbose_name_plural": "daily usage",
-                "indexes": [models.Index(fields=["api_key_id", "day"], name="billing_dai_api_key_3c8b0f_idx")],
+                                "indexes": [models.Index(fields=["api_key_id", "day"], name="billing_dai_api_key_b13055_idx")],
                 "constraints": [
                     models.UniqueConstraint(
                         fields=("organization", "day", "model", "provider", "api_key_id", "app"),
-                        name="one_daily_usage_per_slot",
+                        name="one_daily_rollup_per_slot",
                     )
                 ],
             },
         ),
-        migrations.RunPython(_daily_usage, migrations.RunPython.noop),
+        migrations.RunPython(_daily_rollups, migrations.RunPython.noop),
     ]
