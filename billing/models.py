@@ -85,7 +85,10 @@ class Generation(models.Model):
 
     request_id = models.CharField(max_length=64)
     organization = models.ForeignKey(
-        Organization, on_delete=models.CASCADE, related_name="generations"
+        Organization,
+        on_delete=models.CASCADE,
+        related_name="generations",
+        db_index=False,  # (organization, -created_at) serves it
     )
     api_key = models.ForeignKey(
         ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="generations"
@@ -94,8 +97,9 @@ class Generation(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     selectors = models.JSONField(default=list)
-    model = models.CharField(max_length=200, blank=True, db_index=True)
-    provider = models.CharField(max_length=120, blank=True, db_index=True)
+    # Read within an organization (its index), and from the daily rollups for the menus.
+    model = models.CharField(max_length=200, blank=True)
+    provider = models.CharField(max_length=120, blank=True)
     streamed = models.BooleanField(default=False)
     status = models.CharField(max_length=12, choices=GenerationStatus.choices)
     http_status = models.PositiveSmallIntegerField(default=200)
@@ -121,14 +125,14 @@ class Generation(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [
-            models.Index(fields=["organization", "-created_at"]),
-            models.Index(fields=["request_id"], name="billing_generation_request"),
-        ]
+        indexes = [models.Index(fields=["organization", "-created_at"])]
         constraints = [
             # On PostgreSQL the table is partitioned by month of created_at, and a unique key
             # must hold the partition key: a record delivered twice carries the same moment.
-            models.UniqueConstraint(fields=["request_id", "created_at"], name="one_generation_per_call")
+            # It also finds a generation by its request id.
+            models.UniqueConstraint(
+                fields=["request_id", "created_at"], name="one_generation_per_call"
+            )
         ]
 
     def __str__(self) -> str:
@@ -144,7 +148,11 @@ class Attempt(models.Model):
     """One try of one offering within a generation."""
 
     generation = models.ForeignKey(
-        Generation, on_delete=models.CASCADE, related_name="attempts", db_constraint=False
+        Generation,
+        on_delete=models.CASCADE,
+        related_name="attempts",
+        db_constraint=False,
+        db_index=False,  # one_attempt_per_slot serves it
     )
     created_at = models.DateTimeField()
     """The generation's moment: attempts are partitioned by month as their generations are."""

@@ -1,6 +1,7 @@
 """Realistic call records made fast, for benchmarks and demonstrations: generations (and one
-attempt each) spread over the past days, written by PostgreSQL itself from generate_series in
-batches (no row passes through Python or the ORM), then rolled up into the daily usage."""
+attempt each) spread evenly over the past days, oldest first, written by PostgreSQL itself
+from generate_series in batches (no row passes through Python or the ORM), then rolled up
+into the daily usage."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ WITH offerings (n, model, provider, prompt_price, completion_price) AS (
                          %(prompt)s::numeric[], %(completion)s::numeric[])
 ), drawn AS (
     SELECT g,
-           %(start)s::timestamptz + random() * %(span)s::interval AS created_at,
+           %(start)s::timestamptz + (g - 1 + random()) / %(count)s * %(span)s::interval
+               AS created_at,
            1 + floor(random() * %(offerings)s)::int AS n,
            (%(keys)s::bigint[])[1 + floor(random() * %(key_count)s)::int] AS api_key_id,
            random() AS fate,
@@ -84,8 +86,11 @@ def generations_seed(organization_id: int, count: int, days: int, key_ids: list[
     for first in range(1, count + 1, BATCH):
         last = min(first + BATCH - 1, count)
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(_SEED, {**params, "first": first, "last": last})
+            cursor.execute("SET LOCAL synchronous_commit TO off")  # a seed can be run again
+            cursor.execute(_SEED, {**params, "first": first, "last": last, "count": count})
     rollups_rebuild(timezone.localtime(start).date(), timezone.localdate(), organization_id)
+    with connection.cursor() as cursor:  # plans for the new rows without waiting on autovacuum
+        cursor.execute("ANALYZE billing_generation, billing_attempt, billing_dailyrollup")
     return count
 
 

@@ -60,7 +60,9 @@ def usage_totals(organization_id: int, since: date, until: date) -> GenerationTo
 
 
 def _days(organization_id: int, since: date, until: date) -> QuerySet[DailyRollup]:
-    return DailyRollup.objects.filter(organization_id=organization_id, day__gte=since, day__lte=until)
+    return DailyRollup.objects.filter(
+        organization_id=organization_id, day__gte=since, day__lte=until
+    )
 
 
 @dataclass

@@ -4,9 +4,9 @@ into the database."""
 from __future__ import annotations
 
 import uuid
-from typing import Any
 from datetime import datetime
 from decimal import Decimal
+from typing import Any
 
 from asgiref.sync import async_to_sync
 from django.contrib.auth.models import User

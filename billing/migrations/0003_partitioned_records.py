@@ -67,6 +67,7 @@ class Migration(migrations.Migration):
             name="generation",
             field=models.ForeignKey(
                 db_constraint=False,
+                db_index=False,
                 on_delete=django.db.models.deletion.CASCADE,
                 related_name="attempts",
                 to="billing.generation",
@@ -89,9 +90,25 @@ class Migration(migrations.Migration):
             name="request_id",
             field=models.CharField(max_length=64),
         ),
-        migrations.AddIndex(
+        migrations.AlterField(
             model_name="generation",
-            index=models.Index(fields=["request_id"], name="billing_generation_request"),
+            name="organization",
+            field=models.ForeignKey(
+                db_index=False,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="generations",
+                to="accounts.organization",
+            ),
+        ),
+        migrations.AlterField(
+            model_name="generation",
+            name="model",
+            field=models.CharField(blank=True, max_length=200),
+        ),
+        migrations.AlterField(
+            model_name="generation",
+            name="provider",
+            field=models.CharField(blank=True, max_length=120),
         ),
         migrations.AddField(
             model_name="attempt",

@@ -44,7 +44,10 @@ def generation_list(request: HttpRequest, membership: Membership) -> HttpRespons
     form = _filter_form(request, membership)
     criteria = _criteria(form)
     page = keyset_page(
-        _rows(membership, criteria), 25, before=request.GET.get("before"), after=request.GET.get("after")
+        _rows(membership, criteria),
+        25,
+        before=request.GET.get("before"),
+        after=request.GET.get("after"),
     )
     query = request.GET.copy()
     for cursor in ("before", "after", "page"):
