@@ -82,3 +82,27 @@ def test_usage_is_split_by_model_and_by_provider(alice, acme) -> None:  # type: 
     }
     split = client.get("/usage/", {"days": 7, "split": "provider"}).context["charts"]
     assert {d["label"] for d in split["calls"]["datasets"]} == {"openai", "mistral"}
+
+
+def test_cursor_pages_keep_every_call_once_when_many_share_a_moment(alice, acme) -> None:  # type: ignore[no-untyped-def]
+    moment = timezone.now() - timedelta(minutes=5)
+    made = {make_generation(acme, created_at=moment).request_id for _ in range(60)}
+    client = signed_in(alice)
+    seen: list[str] = []
+    cursor: dict[str, str] = {}
+    while True:
+        page = client.get("/generations/", cursor).context["page"]
+        seen += [g.request_id for g in page]
+        if page.older is None:
+            break
+        cursor = {"before": page.older}
+    assert len(seen) == len(set(seen)) == 60
+    assert set(seen) == made
+
+
+@pytest.mark.parametrize("cursor", ["nonsense", "2026-13-45T00:00:00+00:00_1", "_", "2026-01-01_x"])
+def test_a_malformed_cursor_shows_the_first_page(alice, acme, cursor: str) -> None:  # type: ignore[no-untyped-def]
+    newest = make_generation(acme)
+    response = signed_in(alice).get("/generations/", {"before": cursor, "after": cursor})
+    assert response.status_code == 200
+    assert [g.request_id for g in response.context["page"]] == [newest.request_id]
