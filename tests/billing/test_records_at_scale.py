@@ -6,7 +6,7 @@ often a record is delivered, the backfill rebuilds them, and seeding writes real
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -161,7 +161,7 @@ def test_seeding_writes_realistic_calls_and_their_rollups(acme_funded: Organizat
     rolled = DailyRollup.objects.filter(organization=acme_funded)
     assert sum(rolled.values_list("calls", flat=True)) == 3000
     assert sum(rolled.values_list("cost", flat=True)) == totals.cost > 0
-    assert rolled.filter(day__lt=date.today() - timedelta(days=41)).count() == 0
+    assert rolled.filter(day__lt=datetime.now(UTC).date() - timedelta(days=41)).count() == 0
 
 
 def test_seeding_refuses_an_unknown_organization(db: None) -> None:
