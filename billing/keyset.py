@@ -90,11 +90,14 @@ async def batches(rows: GenerationQuerySet, size: int = 2000) -> AsyncIterator[l
     """Every row, newest first, read one keyset page at a time (each a short query, so a long
     export neither holds a transaction open nor keeps more than a page in memory). Async, as
     an ASGI server streams only an async iterator without first reading it whole."""
-    read = sync_to_async(list)
-    page = await read(rows.order_by("-created_at", "-pk")[:size])
+    page = await _read(rows.order_by("-created_at", "-pk")[:size])
     while page:
         yield page
         if len(page) < size:
             return
         last = page[-1]
-        page = await read(older_than(rows, (last.created_at, last.pk))[:size])
+        page = await _read(older_than(rows, (last.created_at, last.pk))[:size])
+
+
+async def _read(rows: GenerationQuerySet) -> list[Generation]:
+    return await sync_to_async(lambda: list(rows))()

@@ -109,32 +109,43 @@ class Dropped:
 def retention_apply(days: int, db: BaseDatabaseWrapper = connection) -> Dropped:
     """Drop the records of calls made more than `days` days ago: the month partitions wholly
     older than that, and older rows the default partition (or SQLite's table) holds. The
-    ledger and the daily usage are kept."""
+    ledger and the daily rollups are kept."""
     cutoff = datetime.now(UTC) - timedelta(days=days)
     dropped: list[str] = []
     rows = 0
     with transaction.atomic(using=db.alias), db.cursor() as cursor:
         for table in reversed(TABLES):  # attempts first
             if partitioned(db):
-                dropped += _old_partitions_drop(cursor, table, cutoff)
-                table = f"{table}_default"
-            cursor.execute(f"DELETE FROM {table} WHERE created_at < %s", [cutoff])  # noqa: S608
+                dropped += _old_months_drop(cursor, table, cutoff, db)
+            rest = f"{table}_default" if partitioned(db) else table
+            cursor.execute(f"DELETE FROM {rest} WHERE created_at < %s", [cutoff])  # noqa: S608
             rows += cursor.rowcount
     return Dropped(dropped, rows)
 
 
-def _old_partitions_drop(cursor: Any, table: str, cutoff: datetime) -> list[str]:
-    dropped = []
-    for name in partition_names(table):
-        stamp = name.removeprefix(f"{table}_p")
-        if stamp == "default" or name == f"{table}_default":
-            continue
-        month = datetime.strptime(stamp, "%Y_%m").replace(tzinfo=UTC).date()
-        end = next_month(month)
-        if datetime(end.year, end.month, 1, tzinfo=UTC) <= cutoff:
-            cursor.execute(f"DROP TABLE {name}")
-            dropped.append(name)
-    return dropped
+def _old_months_drop(
+    cursor: Any, table: str, cutoff: datetime, db: BaseDatabaseWrapper
+) -> list[str]:
+    months_of = {partition_name(table, month): month for month in _months_held(table, db)}
+    old = [name for name, month in months_of.items() if _end_of(month) <= cutoff]
+    for name in old:
+        cursor.execute(f"DROP TABLE {name}")
+    return old
+
+
+def _months_held(table: str, db: BaseDatabaseWrapper) -> list[date]:
+    """The months `table` has a partition of (its default partition aside)."""
+    prefix = f"{table}_p"
+    return [
+        datetime.strptime(name.removeprefix(prefix), "%Y_%m").replace(tzinfo=UTC).date()
+        for name in partition_names(table, db)
+        if name.startswith(prefix)
+    ]
+
+
+def _end_of(month: date) -> datetime:
+    end = next_month(month)
+    return datetime(end.year, end.month, 1, tzinfo=UTC)
 
 
 def table_partition(schema_editor: Any, table: str) -> None:

@@ -5,8 +5,10 @@ from the generations (the backfill)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
+from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import Count, Sum, Value
@@ -28,7 +30,7 @@ _UPSERT = (
 
 def rollup_add(generation: Generation) -> None:
     """Count one newly stored generation in its day's usage (call in its transaction)."""
-    slot = [
+    slot: list[Any] = [
         generation.organization_id,
         timezone.localtime(generation.created_at).date(),
         generation.model,
@@ -36,7 +38,7 @@ def rollup_add(generation: Generation) -> None:
         generation.api_key_id or 0,
         "",
     ]
-    sums = [1, generation.prompt_tokens, generation.completion_tokens, generation.cost]
+    sums: list[Any] = [1, generation.prompt_tokens, generation.completion_tokens, generation.cost]
     with connection.cursor() as cursor:
         cursor.execute(_UPSERT, [*slot, *sums])
 
@@ -73,7 +75,7 @@ def rollups_rebuild(since: date, until: date, organization_id: int | None = None
     return len(rows)
 
 
-def _rollup(row: dict[str, object]) -> DailyRollup:
+def _rollup(row: Mapping[str, Any]) -> DailyRollup:
     return DailyRollup(
         organization_id=row["organization_id"],
         day=row["day"],

@@ -5,7 +5,8 @@ into the daily usage."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -94,7 +95,7 @@ def generations_seed(organization_id: int, count: int, days: int, key_ids: list[
     return count
 
 
-def _parameters(org: int, start: object, days: int, key_ids: list[int]) -> dict[str, object]:
+def _parameters(org: int, start: datetime, days: int, key_ids: list[int]) -> dict[str, Any]:
     keys: list[int | None] = list(key_ids) or [None]
     return {
         "n": list(range(1, len(OFFERINGS) + 1)),

@@ -82,4 +82,4 @@ def generation_export(request: HttpRequest, membership: Membership) -> HttpRespo
     response = StreamingHttpResponse(generations_csv(rows), content_type="text/csv")
     name = f"{membership.organization.slug}-generations-{stamp}.csv"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
-    return response
+    return response  # type: ignore[return-value]  # streamed: no HttpResponse, but served as one
