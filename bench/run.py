@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import signal
 import time
@@ -21,7 +22,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from bench import deploy, litellm, memtrace, profile, scale
+from bench import deploy, litellm, memtrace, profile, records, scale
 from bench.loadgen import Target, run_phase
 from bench.measure import Plan, measure
 from bench.procs import Proc, Procs
@@ -85,6 +86,17 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                    help="another Momor section on the first server with this env")  # fmt: skip
     p.add_argument("--baseline", action="append", default=[], metavar="GIT_REF",
                    help="also Momor as of this git ref, on the first server")  # fmt: skip
+    p.add_argument("--records", action="store_true",
+                   help="instead: the records benchmark (reads over many generations)")  # fmt: skip
+    p.add_argument("--records-total", type=int, default=10_000_000, metavar="N")
+    p.add_argument("--records-org", type=int, default=1_000_000, metavar="N",
+                   help="of them, in the measured organization")  # fmt: skip
+    p.add_argument("--records-others", type=int, default=9, metavar="N",
+                   help="organizations sharing the rest")  # fmt: skip
+    p.add_argument("--records-runs", type=int, default=40, metavar="N",
+                   help="timed requests per read")  # fmt: skip
+    p.add_argument("--records-keep", action="store_true",
+                   help="keep the records database (momor_bench_records) afterwards")  # fmt: skip
     args = p.parse_args(argv)
     if args.processes < 1:
         p.error("--processes must be at least 1")
@@ -381,6 +393,8 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    if args.records:
+        return main_records(args)
     wanted = gateways(args)
     if not wanted:
         raise SystemExit("nothing to measure")
@@ -398,6 +412,23 @@ def main(argv: list[str] | None = None) -> int:
         bench.close()
     path = save(report, RESULTS)
     print_report(report, path)
+    return 0
+
+
+def main_records(args: argparse.Namespace) -> int:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    logs = RESULTS / "logs" / stamp
+    logs.mkdir(parents=True, exist_ok=True)
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        report = {"records": records.run(args, logs)}
+    except KeyboardInterrupt:
+        print("interrupted: stopping everything started")
+        return 130
+    path = RESULTS / f"{stamp}-records.json"
+    path.write_text(json.dumps(report, indent=2))
+    print(json.dumps(report, indent=2))
+    print(f"saved {path}")
     return 0
 
 

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 from accounts.hooks import register_key_spend
 
@@ -14,3 +17,15 @@ class BillingConfig(AppConfig):
         from billing.usage import with_spend
 
         register_key_spend(with_spend)
+        post_migrate.connect(_partitions_ensure, sender=self)
+
+
+def _partitions_ensure(using: str, **kwargs: Any) -> None:
+    """The coming months' partitions of the call records exist once migrations have run."""
+    from django.db import connections
+
+    from billing.partitions import partitions_ensure
+
+    db = connections[using]
+    if "billing_generation" in db.introspection.table_names():
+        partitions_ensure(db=db)

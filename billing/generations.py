@@ -13,6 +13,7 @@ from billing.cost import call_cost, to_units
 from billing.ledger import ledger_post
 from billing.models import Attempt, EntryKind, Generation, LedgerEntry
 from billing.records import AttemptRecord, CallRecord
+from billing.rollups import rollup_add
 
 
 def served_cost(record: CallRecord) -> Decimal:
@@ -63,6 +64,7 @@ def _create(record: CallRecord, stored: Stored) -> Stored:
     cost = served_cost(record)
     generation = stored.generation = Generation.objects.create(**_generation_fields(record, cost))
     Attempt.objects.bulk_create(_attempt_row(generation, a) for a in record.attempts)
+    rollup_add(generation)
     if cost > 0:
         entry = ledger_post(
             organization_id=record.organization_id,
@@ -136,6 +138,7 @@ def _attempt_row(generation: Generation, attempt: AttemptRecord) -> Attempt:
     cost = call_cost(tokens, attempt.prices, attempt.key_source) if tokens else Decimal(0)
     return Attempt(
         generation=generation,
+        created_at=generation.created_at,
         position=attempt.position,
         model=attempt.model,
         provider=attempt.provider,

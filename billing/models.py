@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -90,9 +91,12 @@ class GenerationQuerySet(models.QuerySet["Generation"]):
 class Generation(models.Model):
     """One call to the completions endpoint, whoever served it (or nobody)."""
 
-    request_id = models.CharField(max_length=64, unique=True)
+    request_id = models.CharField(max_length=64)
     organization = models.ForeignKey(
-        Organization, on_delete=models.CASCADE, related_name="generations"
+        Organization,
+        on_delete=models.CASCADE,
+        related_name="generations",
+        db_index=False,  # (organization, -created_at) serves it
     )
     api_key = models.ForeignKey(
         ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="generations"
@@ -101,8 +105,9 @@ class Generation(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     selectors = models.JSONField(default=list)
-    model = models.CharField(max_length=200, blank=True, db_index=True)
-    provider = models.CharField(max_length=120, blank=True, db_index=True)
+    # Read within an organization (its index), and from the daily rollups for the menus.
+    model = models.CharField(max_length=200, blank=True)
+    provider = models.CharField(max_length=120, blank=True)
     streamed = models.BooleanField(default=False)
     status = models.CharField(max_length=12, choices=GenerationStatus.choices)
     http_status = models.PositiveSmallIntegerField(default=200)
@@ -159,6 +164,14 @@ class Generation(models.Model):
                 condition=~models.Q(session_id=""),
             ),
         ]
+        constraints = [
+            # On PostgreSQL the table is partitioned by month of created_at, and a unique key
+            # must hold the partition key: a record delivered twice carries the same moment.
+            # It also finds a generation by its request id.
+            models.UniqueConstraint(
+                fields=["request_id", "created_at"], name="one_generation_per_call"
+            )
+        ]
 
     def __str__(self) -> str:
         return self.request_id
@@ -177,7 +190,15 @@ class KeySource(models.TextChoices):
 class Attempt(models.Model):
     """One try of one offering within a generation."""
 
-    generation = models.ForeignKey(Generation, on_delete=models.CASCADE, related_name="attempts")
+    generation = models.ForeignKey(
+        Generation,
+        on_delete=models.CASCADE,
+        related_name="attempts",
+        db_constraint=False,
+        db_index=False,  # one_attempt_per_slot serves it
+    )
+    created_at = models.DateTimeField()
+    """The generation's moment: attempts are partitioned by month as their generations are."""
     position = models.PositiveSmallIntegerField()
     model = models.CharField(max_length=200)
     provider = models.CharField(max_length=120)
@@ -198,11 +219,18 @@ class Attempt(models.Model):
     class Meta:
         ordering = ["generation", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["generation", "position"], name="one_attempt_per_slot")
+            models.UniqueConstraint(
+                fields=["generation", "position", "created_at"], name="one_attempt_per_slot"
+            )
         ]
 
     def __str__(self) -> str:
         return f"{self.generation_id}#{self.position} {self.provider}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.created_at is None:
+            self.created_at = self.generation.created_at
+        super().save(*args, **kwargs)
 
 
 class EntryKind(models.TextChoices):
@@ -220,7 +248,12 @@ class LedgerEntry(models.Model):
     amount = models.DecimalField(max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES)
     balance_after = models.DecimalField(max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES)
     generation = models.ForeignKey(
-        Generation, null=True, blank=True, on_delete=models.PROTECT, related_name="ledger"
+        Generation,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="ledger",
+        db_constraint=False,  # a retention drop removes old generations; their charges stay
     )
     idempotency_key = models.CharField(max_length=100, null=True, blank=True, unique=True)
     note = models.CharField(max_length=300, blank=True)
@@ -264,3 +297,48 @@ class DeadLetter(models.Model):
 
     def __str__(self) -> str:
         return self.request_id or f"dead letter {self.pk}"
+
+
+class DailyRollup(models.Model):
+    """The sums of an organization's generations of one day (in Momor's time zone), per model,
+    provider, API key and calling app: what the overview, usage, billing and key spend read.
+    Kept by the recording in the generation's own transaction (`billing.rollups`)."""
+
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="daily_rollups"
+    )
+    day = models.DateField()
+    model = models.CharField(max_length=200, blank=True)
+    provider = models.CharField(max_length=120, blank=True)
+    api_key_id = models.BigIntegerField(default=0)
+    """0 for calls made without a key (the playground); not a foreign key, as a deleted key's
+    spend stays in its organization's figures."""
+    app = models.CharField(max_length=200, blank=True, default="")
+    requested = models.CharField(max_length=200, blank=True, default="")
+    """What a call no model served asked for (its first selector); empty for served calls."""
+    calls = models.BigIntegerField(default=0)
+    prompt_tokens = models.BigIntegerField(default=0)
+    completion_tokens = models.BigIntegerField(default=0)
+    cost = models.DecimalField(
+        max_digits=MONEY_DIGITS + 6, decimal_places=MONEY_PLACES, default=Decimal(0)
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=[
+                    "organization",
+                    "day",
+                    "model",
+                    "provider",
+                    "api_key_id",
+                    "app",
+                    "requested",
+                ],
+                name="one_daily_rollup_per_slot",
+            )
+        ]
+        indexes = [models.Index(fields=["api_key_id", "day"])]
+
+    def __str__(self) -> str:
+        return f"{self.organization_id} {self.day} {self.model}"

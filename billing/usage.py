@@ -1,23 +1,24 @@
 """Reads of an organization's records for the members' UI: the values its generations name,
-spend per key, daily usage split by model, provider or calling app (the charts), and CSV rows of
-generations. Filtering generations is `Generation.objects.for_org(...).filtered(...)`."""
+spend per key, daily usage split by model, provider or calling app (the charts), all from the
+daily usage (`billing.rollups`, never the generations themselves), and CSV rows of generations.
+Filtering generations is `Generation.objects.for_org(...).filtered(...)`."""
 
 from __future__ import annotations
 
 import csv
 import io
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any, Literal
 
-from django.db.models import Count, DecimalField, F, QuerySet, Sum, Value
-from django.db.models.fields.json import KT
-from django.db.models.functions import Coalesce, TruncDate
+from django.db.models import DecimalField, F, OuterRef, QuerySet, Subquery, Sum, Value
+from django.db.models.functions import Coalesce
 
-from billing.models import Generation
+from billing.keyset import batches
+from billing.models import DailyRollup, Generation, GenerationTotals
 
 Split = Literal["model", "provider", "app"]
 METRICS = ("cost", "tokens", "calls")
@@ -26,15 +27,43 @@ NOT_SERVED = "not served"
 
 def seen_values(organization_id: int, field_name: str) -> list[str]:
     """The models (or providers) the organization's generations name, for filter menus."""
-    rows = Generation.objects.for_org(organization_id).exclude(**{field_name: ""})
+    rows = DailyRollup.objects.filter(organization_id=organization_id).exclude(**{field_name: ""})
     return list(rows.order_by(field_name).values_list(field_name, flat=True).distinct())
 
 
 def with_spend(keys: QuerySet[Any]) -> QuerySet[Any]:
     """API keys annotated with `spend`: the sum of their generations' cost."""
-    zero = Value(Decimal(0), output_field=DecimalField(max_digits=18, decimal_places=9))
-    annotated: QuerySet[Any] = keys.annotate(spend=Coalesce(Sum("generations__cost"), zero))
+    money = DecimalField(max_digits=24, decimal_places=9)
+    spent = (
+        DailyRollup.objects.filter(api_key_id=OuterRef("pk"))
+        .order_by()
+        .values("api_key_id")
+        .annotate(total=Sum("cost"))
+        .values("total")
+    )
+    zero = Value(Decimal(0), output_field=money)
+    annotated: QuerySet[Any] = keys.annotate(
+        spend=Coalesce(Subquery(spent, output_field=money), zero)
+    )
     return annotated
+
+
+def usage_totals(organization_id: int, since: date, until: date) -> GenerationTotals:
+    """Calls, cost (USD) and tokens of the days from `since` to `until` (inclusive)."""
+    found = _days(organization_id, since, until).aggregate(
+        calls=Sum("calls"),
+        cost=Sum("cost"),
+        tokens=Sum(F("prompt_tokens") + F("completion_tokens")),
+    )
+    return GenerationTotals(
+        calls=found["calls"] or 0, cost=found["cost"] or Decimal(0), tokens=found["tokens"] or 0
+    )
+
+
+def _days(organization_id: int, since: date, until: date) -> QuerySet[DailyRollup]:
+    return DailyRollup.objects.filter(
+        organization_id=organization_id, day__gte=since, day__lte=until
+    )
 
 
 @dataclass
@@ -70,14 +99,13 @@ def daily_usage(organization_id: int, since: date, until: date, split: Split) ->
     """Usage per day from `since` to `until` (inclusive), one series per model, provider or
     app."""
     rows = (
-        Generation.objects.for_org(organization_id)
-        .filtered(since=since, until=until)
-        .annotate(day=TruncDate("created_at"), name=F(split), requested=KT("selectors__0"))
+        _days(organization_id, since, until)
+        .annotate(name=F(split))
         .values("day", "name", "requested")
         .annotate(
             cost=Sum("cost"),
             tokens=Sum(F("prompt_tokens") + F("completion_tokens")),
-            calls=Count("pk"),
+            calls=Sum("calls"),
         )
         .order_by()
     )
@@ -113,8 +141,8 @@ CSV_FIELDS = (
 )  # fmt: skip
 
 
-def generations_csv(rows: QuerySet[Generation]) -> Iterator[str]:
-    """The rows as CSV, one line at a time (header first)."""
+async def generations_csv(rows: QuerySet[Generation]) -> AsyncIterator[str]:
+    """The rows as CSV, newest first, a batch of lines at a time (header first)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
 
@@ -125,8 +153,8 @@ def generations_csv(rows: QuerySet[Generation]) -> Iterator[str]:
         return buffer.getvalue()
 
     yield line(CSV_FIELDS)
-    for row in rows.select_related("api_key").iterator(chunk_size=1000):
-        yield line(_csv_values(row))
+    async for batch in batches(rows.select_related("api_key")):  # type: ignore[arg-type]
+        yield "".join(line(_csv_values(row)) for row in batch)
 
 
 def _csv_values(row: Generation) -> list[object]:

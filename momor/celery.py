@@ -47,8 +47,10 @@ class RecordsConsumerStep(bootsteps.StartStopStep):
     def start(self, worker: Any) -> None:
         from django.conf import settings
 
+        from billing.maintenance import records_maintain_quietly
         from billing.stream import ConsumerThread
 
+        records_maintain_quietly()
         if settings.REDIS_URL:
             name = f"{worker.hostname or socket.gethostname()}-{os.getpid()}"
             self.thread = ConsumerThread(name)

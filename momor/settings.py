@@ -86,6 +86,9 @@ DATABASES = {
 # database that does not answer within these is treated as down.
 MOMOR_REDIS_TIMEOUT_SECONDS = env_float("MOMOR_REDIS_TIMEOUT_SECONDS", 2.0)
 MOMOR_DB_TIMEOUT_SECONDS = env_float("MOMOR_DB_TIMEOUT_SECONDS", 5.0)
+# Days of call records (generations and attempts) kept; 0 keeps them all. The ledger and the
+# daily usage are never dropped.
+MOMOR_RECORD_RETENTION_DAYS = env_int("MOMOR_RECORD_RETENTION_DAYS", 0)
 MOMOR_BREAKER_COOLDOWN_SECONDS = env_float("MOMOR_BREAKER_COOLDOWN_SECONDS", 5.0)
 if DATABASES["default"]["ENGINE"].endswith("postgresql"):
     # A server that stops answering (not only one that refuses) is noticed: connecting is

@@ -34,6 +34,7 @@ from accounts.models import (
 from accounts.secrets import encrypt_secret, hash_api_key, new_api_key, visible_prefix
 from billing.lookup import generation_detail
 from billing.models import Attempt, EntryKind, Generation, LedgerEntry
+from billing.rollups import rollup_add
 from gateway.models import Model, Provider, Region
 from tests.conftest import make_key
 from tests.ui_helpers import signed_in
@@ -57,6 +58,8 @@ class Crowd:
         people = self._people(numbers)
         keys = self._keys(numbers, people)
         generations = self._generations(numbers, keys)
+        for generation in generations:
+            rollup_add(generation)
         self._attempts(generations, numbers)
         self._ledger(numbers, generations)
         self._invitations(numbers)
@@ -119,6 +122,7 @@ class Crowd:
         def attempt(generation: Generation, position: int) -> Attempt:
             return Attempt(
                 generation=generation,
+                created_at=generation.created_at,
                 position=position,
                 model="publisher/model",
                 provider="provider",

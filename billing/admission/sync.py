@@ -13,7 +13,7 @@ from billing.admission.base import AdmissionStore
 from billing.admission.select import local_store, store
 from billing.breaker import REDIS, REDIS_DOWN
 from billing.cost import to_units
-from billing.models import Generation, LedgerEntry
+from billing.models import DailyRollup, LedgerEntry
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ def load_balance(org_id: int, into: AdmissionStore | None = None) -> None:
 
 
 def load_key_spend(key_id: int, into: AdmissionStore | None = None) -> None:
-    spent = Generation.objects.filter(api_key_id=key_id).aggregate(s=Sum("cost"))["s"]
+    spent = DailyRollup.objects.filter(api_key_id=key_id).aggregate(s=Sum("cost"))["s"]
     (into or store()).set_key_spend(key_tag(key_id), to_units(spent or Decimal(0)))
 
 

@@ -1,12 +1,11 @@
-"""Generations: a filtered, paginated list (with the live feed), one generation with its
-attempts, and the CSV export of the filtered list."""
+"""Generations: a filtered list paged by cursor (with the live feed), one generation with its
+attempts, and the CSV export of the filtered list, streamed."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 
@@ -14,6 +13,7 @@ from accounts.models import Membership, Role
 from accounts.permissions import role_required
 from accounts.views.helpers import is_htmx
 from billing.forms import GenerationFilterForm
+from billing.keyset import keyset_page
 from billing.models import Generation, GenerationQuerySet
 from billing.usage import generations_csv, seen_values
 
@@ -43,14 +43,20 @@ def _rows(membership: Membership, criteria: dict[str, Any]) -> GenerationQuerySe
 def generation_list(request: HttpRequest, membership: Membership) -> HttpResponse:
     form = _filter_form(request, membership)
     criteria = _criteria(form)
-    page = Paginator(_rows(membership, criteria), 25).get_page(request.GET.get("page"))
+    page = keyset_page(
+        _rows(membership, criteria),
+        25,
+        before=request.GET.get("before"),
+        after=request.GET.get("after"),
+    )
     query = request.GET.copy()
-    query.pop("page", None)
+    for cursor in ("before", "after", "page"):
+        query.pop(cursor, None)
     context = {
         "form": form,
         "page": page,
         "query": query.urlencode(),
-        "live": page.number == 1 and not criteria,
+        "live": page.is_first and not criteria,
     }
     template = "billing/_generations_table.html" if is_htmx(request) else "billing/generations.html"
     return render(request, template, context)
@@ -73,7 +79,7 @@ def generation_detail(
 def generation_export(request: HttpRequest, membership: Membership) -> HttpResponse:
     rows = _rows(membership, _criteria(_filter_form(request, membership)))
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
-    response = HttpResponse("".join(generations_csv(rows)), content_type="text/csv")
+    response = StreamingHttpResponse(generations_csv(rows), content_type="text/csv")
     name = f"{membership.organization.slug}-generations-{stamp}.csv"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
-    return response
+    return response  # type: ignore[return-value]  # streamed: no HttpResponse, but served as one

@@ -1,5 +1,5 @@
-"""The overview: the organization's calls and spend over 30 days, its active keys, and its
-recent generations."""
+"""The overview: the organization's calls and spend over the last 30 days (today included),
+its active keys, and its recent generations."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from django.utils import timezone
 from accounts.models import ApiKey, Membership, Role
 from accounts.permissions import can_see_all_keys, role_required
 from billing.models import Generation
+from billing.usage import usage_totals
 
 
 @role_required(Role.MEMBER)
@@ -20,8 +21,9 @@ def overview(request: HttpRequest, membership: Membership) -> HttpResponse:
     keys = ApiKey.objects.active().filter(organization_id=membership.organization_id)
     if not can_see_all_keys(membership):
         keys = keys.filter(created_by_id=request.user.pk)
+    today = timezone.localdate()
     context = {
-        "month": generations.filtered(since=timezone.now() - timedelta(days=30)).totals(),
+        "month": usage_totals(membership.organization_id, today - timedelta(days=29), today),
         "active_keys": keys.count(),
         "recent": generations.order_by("-created_at")[:8],
     }

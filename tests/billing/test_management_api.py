@@ -23,6 +23,7 @@ from billing.api import HoldsUnknown
 from billing.models import Generation
 from tests.billing.conftest import HI, World
 from tests.conftest import make_key, make_org, make_user
+from tests.ui_helpers import streamed
 
 BASE = "/api/manage"
 
@@ -370,7 +371,7 @@ def test_until_means_what_it_means_in_the_ui_a_whole_day_or_a_moment_included(
     moment = {"until": "2026-01-31T00:00:00Z"}
     assert ids(client.get(f"{BASE}/generations/", moment)) == ["31st-start", "30th"]
     export = as_member(alice, acme).get("/generations/export.csv", days)
-    assert sorted(row.split(",")[0] for row in export.content.decode().splitlines()[1:]) == [
+    assert sorted(row.split(",")[0] for row in streamed(export).splitlines()[1:]) == [
         "31st-end",
         "31st-start",
     ]

@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from tests.ui_helpers import make_generation, signed_in
+from tests.ui_helpers import make_generation, signed_in, streamed
 
 pytestmark = pytest.mark.django_db
 
@@ -36,8 +36,14 @@ def test_generations_are_filtered_and_paginated(alice, acme) -> None:  # type: i
     make_generation(acme, model="mistral/mistral-small", provider="mistral", status="failed")
     client = signed_in(alice)
     first = client.get("/generations/")
-    assert len(first.context["page"].object_list) == 25
-    assert first.context["page"].paginator.count == 31
+    assert len(first.context["page"].rows) == 25
+    assert first.context["page"].newer is None
+    older = client.get("/generations/", {"before": first.context["page"].older})
+    assert len(older.context["page"].rows) == 6
+    assert older.context["page"].older is None
+    assert older.context["live"] is False
+    back = client.get("/generations/", {"after": older.context["page"].newer})
+    assert back.context["page"].rows == first.context["page"].rows
     only = client.get("/generations/", {"provider": "mistral", "status": "failed"})
     assert [g.model for g in only.context["page"]] == ["mistral/mistral-small"]
     assert only.context["live"] is False
@@ -56,7 +62,8 @@ def test_the_csv_export_has_the_filtered_generations(alice, acme) -> None:  # ty
     make_generation(acme, model="mistral/mistral-small", provider="mistral")
     response = signed_in(alice).get("/generations/export.csv", {"model": "openai/gpt-5"})
     assert response["Content-Type"] == "text/csv"
-    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert response.streaming
+    rows = list(csv.DictReader(io.StringIO(streamed(response))))
     assert [(r["model"], r["cost"]) for r in rows] == [("openai/gpt-5", "0.500000000")]
 
 
@@ -94,9 +101,10 @@ def test_the_usage_menus_show_the_period_the_page_covers(alice, acme) -> None:  
 
 
 def test_calls_no_model_served_are_shown_by_what_they_requested(alice, acme) -> None:  # type: ignore[no-untyped-def]
-    refused = make_generation(acme, model="", provider="", status="refused", cost="0")
-    refused.selectors = ["anthropic/claude-opus-9"]
-    refused.save()
+    refused = make_generation(
+        acme, model="", provider="", status="refused", cost="0",
+        selectors=["anthropic/claude-opus-9"],
+    )  # fmt: skip
     make_generation(acme, model="", provider="", status="refused", cost="0")  # named nothing
     client = signed_in(alice)
     listed = client.get("/generations/").content.decode()
@@ -148,10 +156,9 @@ def test_dates_are_written_one_way_on_every_page(alice, acme) -> None:  # type: 
 
 
 def test_usage_is_split_by_app(alice, acme) -> None:  # type: ignore[no-untyped-def]
-    from billing.models import Generation
 
     for app in ("Notes", "Notes", "https://b.example/", ""):
-        Generation.objects.filter(pk=make_generation(acme).pk).update(app=app)
+        make_generation(acme, app=app)
     split = signed_in(alice).get("/usage/", {"days": 7, "split": "app"}).context["charts"]
     calls = {d["label"]: d["data"][-1] for d in split["calls"]["datasets"]}
     assert calls == {"Notes": 2.0, "https://b.example/": 1.0, "(none)": 1.0}
@@ -174,3 +181,27 @@ def test_generations_filter_by_session_and_app_and_show_them(alice, acme) -> Non
     page = client.get(f"/generations/{mine.request_id}/").content.decode()
     assert "trace-1" in page and "s-1" in page and "Notes" in page
     assert "provider.only does not name it" in page
+
+
+def test_cursor_pages_keep_every_call_once_when_many_share_a_moment(alice, acme) -> None:  # type: ignore[no-untyped-def]
+    moment = timezone.now() - timedelta(minutes=5)
+    made = {make_generation(acme, created_at=moment).request_id for _ in range(60)}
+    client = signed_in(alice)
+    seen: list[str] = []
+    cursor: dict[str, str] = {}
+    while True:
+        page = client.get("/generations/", cursor).context["page"]
+        seen += [g.request_id for g in page]
+        if page.older is None:
+            break
+        cursor = {"before": page.older}
+    assert len(seen) == len(set(seen)) == 60
+    assert set(seen) == made
+
+
+@pytest.mark.parametrize("cursor", ["nonsense", "2026-13-45T00:00:00+00:00_1", "_", "2026-01-01_x"])
+def test_a_malformed_cursor_shows_the_first_page(alice, acme, cursor: str) -> None:  # type: ignore[no-untyped-def]
+    newest = make_generation(acme)
+    response = signed_in(alice).get("/generations/", {"before": cursor, "after": cursor})
+    assert response.status_code == 200
+    assert [g.request_id for g in response.context["page"]] == [newest.request_id]

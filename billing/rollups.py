@@ -1,0 +1,109 @@
+"""Daily usage: the sums of generations per organization, day, model, provider, API key and
+calling app. The recording adds each new generation in its own transaction (a record
+delivered twice is stored once, so it is counted once); `rollups_rebuild` recomputes days
+from the generations (the backfill)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.db import connection, transaction
+from django.db.models import Case, CharField, Count, Sum, Value, When
+from django.db.models.fields.json import KT
+from django.db.models.functions import Coalesce, Substr, TruncDate
+from django.utils import timezone
+
+from billing.models import DailyRollup, Generation
+
+SLOT = ("organization_id", "day", "model", "provider", "api_key_id", "app", "requested")
+APP_CHARS = 200
+SUMS = ("calls", "prompt_tokens", "completion_tokens", "cost")
+
+_UPSERT = (
+    f"INSERT INTO billing_dailyrollup ({', '.join(SLOT + SUMS)}) "  # noqa: S608
+    f"VALUES ({', '.join(['%s'] * len(SLOT + SUMS))}) "
+    f"ON CONFLICT ({', '.join(SLOT)}) DO UPDATE SET "
+    + ", ".join(f"{name} = billing_dailyrollup.{name} + excluded.{name}" for name in SUMS)
+)
+
+
+def rollup_add(generation: Generation) -> None:
+    """Count one newly stored generation in its day's usage (call in its transaction)."""
+    slot: list[Any] = [
+        generation.organization_id,
+        timezone.localtime(generation.created_at).date(),
+        generation.model,
+        generation.provider,
+        generation.api_key_id or 0,
+        generation.app[:APP_CHARS],
+        "" if generation.model else (generation.selectors or [""])[0][:APP_CHARS],
+    ]
+    sums: list[Any] = [1, generation.prompt_tokens, generation.completion_tokens, generation.cost]
+    with connection.cursor() as cursor:
+        cursor.execute(_UPSERT, [*slot, *sums])
+
+
+def slot_annotations() -> dict[str, Any]:
+    """A generation's daily-usage slot, computed in SQL (for the backfill)."""
+    first = Coalesce(KT("selectors__0"), Value(""))
+    return {
+        "day": TruncDate("created_at"),
+        "key": Coalesce("api_key_id", 0),
+        "app_": Substr("app", 1, APP_CHARS),
+        "requested": Case(
+            When(model="", then=Substr(first, 1, APP_CHARS)),
+            default=Value(""),
+            output_field=CharField(),
+        ),
+    }
+
+
+def _start_of(day: date) -> datetime:
+    return datetime.combine(day, time.min, tzinfo=timezone.get_current_timezone())
+
+
+def rollups_rebuild(since: date, until: date, organization_id: int | None = None) -> int:
+    """Recompute the daily usage of the days from `since` to `until` (inclusive) from the
+    generations, for one organization or all; returns the rows written."""
+    generations = Generation.objects.filter(
+        created_at__gte=_start_of(since), created_at__lt=_start_of(until + timedelta(days=1))
+    )
+    rollups = DailyRollup.objects.filter(day__gte=since, day__lte=until)
+    if organization_id is not None:
+        generations = generations.filter(organization_id=organization_id)
+        rollups = rollups.filter(organization_id=organization_id)
+    grouped = (
+        generations.order_by()
+        .annotate(**slot_annotations())
+        .values("organization_id", "day", "model", "provider", "key", "app_", "requested")
+        .annotate(
+            calls=Count("pk"),
+            prompt=Sum("prompt_tokens"),
+            completion=Sum("completion_tokens"),
+            spent=Coalesce(Sum("cost"), Value(Decimal(0))),
+        )
+    )
+    with transaction.atomic():
+        rollups.delete()
+        rows = [_rollup(row) for row in grouped.iterator(chunk_size=5000)]
+        DailyRollup.objects.bulk_create(rows, batch_size=5000)
+    return len(rows)
+
+
+def _rollup(row: Mapping[str, Any]) -> DailyRollup:
+    return DailyRollup(
+        organization_id=row["organization_id"],
+        day=row["day"],
+        model=row["model"],
+        provider=row["provider"],
+        api_key_id=row["key"],
+        app=row["app_"],
+        requested=row["requested"],
+        calls=row["calls"],
+        prompt_tokens=row["prompt"],
+        completion_tokens=row["completion"],
+        cost=row["spent"],
+    )

@@ -1,0 +1,115 @@
+"""Realistic call records made fast, for benchmarks and demonstrations: generations (and one
+attempt each) spread evenly over the past days, oldest first, written by PostgreSQL itself
+from generate_series in batches (no row passes through Python or the ORM), then rolled up
+into the daily usage."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from billing.partitions import partitions_ensure
+from billing.rollups import rollups_rebuild
+
+BATCH = 250_000
+
+# model, provider, USD per million prompt tokens, per million completion tokens
+OFFERINGS = (
+    ("openai/gpt-5", "openai", 1.25, 10.0),
+    ("openai/gpt-5-mini", "openai", 0.25, 2.0),
+    ("anthropic/claude-sonnet-4.5", "anthropic", 3.0, 15.0),
+    ("anthropic/claude-haiku-4.5", "anthropic", 1.0, 5.0),
+    ("google/gemini-2.5-flash", "gemini", 0.3, 2.5),
+    ("mistral/mistral-large", "mistral", 2.0, 6.0),
+)
+
+_SEED = """
+WITH offerings (n, model, provider, prompt_price, completion_price) AS (
+    SELECT * FROM unnest(%(n)s::int[], %(models)s::text[], %(providers)s::text[],
+                         %(prompt)s::numeric[], %(completion)s::numeric[])
+), drawn AS (
+    SELECT g,
+           %(start)s::timestamptz + (g - 1 + random()) / %(count)s * %(span)s::interval
+               AS created_at,
+           1 + floor(random() * %(offerings)s)::int AS n,
+           (%(keys)s::bigint[])[1 + floor(random() * %(key_count)s)::int] AS api_key_id,
+           random() AS fate,
+           (50 + random() * 4000)::int AS prompt_tokens,
+           (10 + random() * 1000)::int AS completion_tokens,
+           (200 + random() * 4000)::int AS latency_ms
+    FROM generate_series(%(first)s::bigint, %(last)s::bigint) AS g
+), made AS (
+    INSERT INTO billing_generation (
+        request_id, organization_id, api_key_id, user_id, selectors, model, provider, streamed,
+        status, http_status, error, finish_reason, native_finish_reason, prompt_tokens,
+        completion_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, usage_estimated,
+        cost, prices, latency_ms, first_token_ms, created_at, recorded_at,
+        client_request_id, session_id, app, referer, routing, trace_id)
+    SELECT %(prefix)s || d.g, %(org)s, d.api_key_id, NULL, jsonb_build_array(o.model),
+           o.model, o.provider, d.fate < 0.6,
+           CASE WHEN d.fate < 0.97 THEN 'success' ELSE 'failed' END,
+           CASE WHEN d.fate < 0.97 THEN 200 ELSE 502 END,
+           CASE WHEN d.fate < 0.97 THEN '' ELSE 'upstream answered 502' END,
+           CASE WHEN d.fate < 0.97 THEN 'stop' ELSE '' END,
+           CASE WHEN d.fate < 0.97 THEN 'stop' ELSE '' END,
+           CASE WHEN d.fate < 0.97 THEN d.prompt_tokens ELSE 0 END,
+           CASE WHEN d.fate < 0.97 THEN d.completion_tokens ELSE 0 END,
+           0, 0, 0, false,
+           CASE WHEN d.fate < 0.97 THEN round((d.prompt_tokens * o.prompt_price
+               + d.completion_tokens * o.completion_price) / 1000000, 9) ELSE 0 END,
+           jsonb_build_object('prompt', o.prompt_price::text,
+                              'completion', o.completion_price::text),
+           d.latency_ms, d.latency_ms / 4, d.created_at, d.created_at,
+           '', '', '', '', '{}'::jsonb, ''
+    FROM drawn d JOIN offerings o USING (n)
+    RETURNING id, created_at, model, provider, http_status, error, latency_ms, first_token_ms,
+              prompt_tokens, completion_tokens, cost, prices
+)
+INSERT INTO billing_attempt (
+    generation_id, created_at, position, model, provider, region, upstream_id, key_source,
+    http_status, error, latency_ms, first_token_ms, prompt_tokens, completion_tokens, cost, prices)
+SELECT id, created_at, 0, model, provider, '', split_part(model, '/', 2), 'momor', http_status,
+       error, latency_ms, first_token_ms, prompt_tokens, completion_tokens, cost, prices
+FROM made
+"""
+
+
+def generations_seed(organization_id: int, count: int, days: int, key_ids: list[int]) -> int:
+    """Store `count` generations of the organization, made over the last `days` days by its
+    keys (`key_ids`; none: calls without a key), and their daily usage; returns the count."""
+    if connection.vendor != "postgresql":
+        raise NotImplementedError("seeding needs PostgreSQL")
+    end = timezone.now()
+    start = end - timedelta(days=days)
+    partitions_ensure(start.date(), end.date())
+    params = _parameters(organization_id, start, days, key_ids)
+    for first in range(1, count + 1, BATCH):
+        last = min(first + BATCH - 1, count)
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit TO off")  # a seed can be run again
+            cursor.execute(_SEED, {**params, "first": first, "last": last, "count": count})
+    rollups_rebuild(timezone.localtime(start).date(), timezone.localdate(), organization_id)
+    with connection.cursor() as cursor:  # plans for the new rows without waiting on autovacuum
+        cursor.execute("ANALYZE billing_generation, billing_attempt, billing_dailyrollup")
+    return count
+
+
+def _parameters(org: int, start: datetime, days: int, key_ids: list[int]) -> dict[str, Any]:
+    keys: list[int | None] = list(key_ids) or [None]
+    return {
+        "n": list(range(1, len(OFFERINGS) + 1)),
+        "models": [o[0] for o in OFFERINGS],
+        "providers": [o[1] for o in OFFERINGS],
+        "prompt": [o[2] for o in OFFERINGS],
+        "completion": [o[3] for o in OFFERINGS],
+        "offerings": len(OFFERINGS),
+        "start": start,
+        "span": timedelta(days=days),
+        "keys": keys,
+        "key_count": len(keys),
+        "org": org,
+        "prefix": f"seed-{org}-{int(timezone.now().timestamp())}-",
+    }
