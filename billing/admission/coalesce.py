@@ -10,6 +10,7 @@ import asyncio
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -32,7 +33,6 @@ class ScriptCall:
 class Coalescer:
     def __init__(self, client: Callable[[], aioredis.Redis], breaker: Breaker) -> None:
         self._client, self._breaker = client, breaker
-        self._sha: dict[str, str] = {}
         self._waiting: dict[asyncio.AbstractEventLoop, list[ScriptCall]] = {}
         self._sending: set[asyncio.Task[None]] = set()
 
@@ -93,27 +93,26 @@ class Coalescer:
         unknown = [i for i, result in enumerate(results) if isinstance(result, NoScriptError)]
         if unknown:  # a Redis that restarted, or has never seen the script
             for script in {calls[i].script for i in unknown}:
-                self._sha[script] = await client.script_load(script)
+                await client.script_load(script)
             again = await self._evalsha(client, [calls[i] for i in unknown])
             for i, result in zip(unknown, again, strict=True):
                 results[i] = result
         return results
 
-    async def _evalsha(self, client: aioredis.Redis, calls: list[ScriptCall]) -> list[Any]:
+    async def _evalsha(self, client: Any, calls: list[ScriptCall]) -> list[Any]:
         if len(calls) == 1:
             call = calls[0]
             try:
-                return [await client.evalsha(self._sha_of(call.script), len(call.keys),
+                return [await client.evalsha(sha_of(call.script), len(call.keys),
                                              *call.keys, *call.args)]  # fmt: skip
             except NoScriptError as exc:
                 return [exc]
         pipe = client.pipeline(transaction=False)
         for call in calls:
-            pipe.evalsha(self._sha_of(call.script), len(call.keys), *call.keys, *call.args)
+            pipe.evalsha(sha_of(call.script), len(call.keys), *call.keys, *call.args)
         return list(await pipe.execute(raise_on_error=False))
 
-    def _sha_of(self, script: str) -> str:
-        sha = self._sha.get(script)
-        if sha is None:
-            sha = self._sha[script] = hashlib.sha1(script.encode()).hexdigest()  # noqa: S324
-        return sha
+
+@cache
+def sha_of(script: str) -> str:
+    return hashlib.sha1(script.encode()).hexdigest()  # noqa: S324

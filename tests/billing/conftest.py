@@ -1,5 +1,5 @@
 """Billing tests use the gateway tests' catalog on the fake upstream, plus what billing needs
-beyond it: Redis emptied around every test (admission keys are `momor:adm:<org id>` and org
+beyond it: Redis emptied around every test (admission keys name the organization's id, and org
 ids repeat after truncation), a real Celery worker, and Momor as separate processes sharing
 Redis and the test database."""
 
