@@ -24,8 +24,4 @@ def flush(url: str) -> None:
 
 
 def flush_scripts(url: str) -> None:
-    redis = sync_client(url)
-    if isinstance(redis, RedisCluster):
-        redis.script_flush(target_nodes=RedisCluster.PRIMARIES)
-    else:
-        redis.script_flush()
+    sync_client(url).script_flush()  # on a cluster, every primary

@@ -13,7 +13,13 @@ import redis.asyncio as aioredis
 from django.conf import settings
 from redis.exceptions import NoScriptError
 
-from accounts.redis_client import SyncClient, async_cluster_client, is_cluster, sync_client
+from accounts.redis_client import (
+    SyncClient,
+    async_cluster_client,
+    cluster_nodes,
+    is_cluster,
+    sync_client,
+)
 from accounts.redis_keys import org_group, org_key, org_prefix, records_stream
 from billing.admission.base import (
     UNPOSTED_TTL_MS,
@@ -29,6 +35,7 @@ from billing.admission.base import (
 )
 from billing.admission.coalesce import Coalescer, sha_of
 from billing.admission.packing import HiredisPackingConnection
+from billing.admission.shards import AsyncShards, AsyncTarget, evalsha_many_sync
 from billing.breaker import REDIS
 
 AREA = "adm"
@@ -210,51 +217,59 @@ class RedisStore(AdmissionStore):
         self.sync: SyncClient = sync_client(
             url, socket_timeout=timeout, socket_connect_timeout=timeout
         )
-        self._async: dict[asyncio.AbstractEventLoop, Any] = {}
+        self._async: dict[asyncio.AbstractEventLoop, AsyncTarget] = {}
         self._scripts = Coalescer(self._client, REDIS)
 
-    def _client(self) -> Any:
+    def _client(self) -> AsyncTarget:
         loop = asyncio.get_running_loop()
-        client = self._async.get(loop)
-        if client is None:
-            client = self._async[loop] = self._new_client()
-        return client
+        target = self._async.get(loop)
+        if target is None:
+            target = self._async[loop] = self._new_target()
+        return target
 
-    def _new_client(self) -> Any:
+    def _new_target(self) -> AsyncTarget:
         timeout = settings.MOMOR_REDIS_TIMEOUT_SECONDS
-        if is_cluster(self.url):  # one pool of POOL_SIZE per shard
-            return async_cluster_client(
-                self.url, max_connections=POOL_SIZE,
+        if not is_cluster(self.url):
+            pool = aioredis.BlockingConnectionPool.from_url(
+                self.url, max_connections=POOL_SIZE, timeout=timeout,
                 socket_timeout=timeout, socket_connect_timeout=timeout,
+                connection_class=HiredisPackingConnection,
             )  # fmt: skip
-        pool = aioredis.BlockingConnectionPool.from_url(
-            self.url, max_connections=POOL_SIZE, timeout=timeout,
+            return AsyncTarget(aioredis.Redis(connection_pool=pool))
+        cluster = async_cluster_client(
+            self.url, socket_timeout=timeout, socket_connect_timeout=timeout
+        )
+        return AsyncShards(cluster, self._shard_client)
+
+    def _shard_client(self, host: str, port: int) -> aioredis.Redis:
+        """A pool of POOL_SIZE connections to one shard of the cluster."""
+        timeout = settings.MOMOR_REDIS_TIMEOUT_SECONDS
+        _, options = cluster_nodes(self.url)
+        tls = options.pop("ssl")
+        pool = aioredis.BlockingConnectionPool(
+            host=host, port=port, max_connections=POOL_SIZE, timeout=timeout,
             socket_timeout=timeout, socket_connect_timeout=timeout,
-            connection_class=HiredisPackingConnection,
+            connection_class=aioredis.SSLConnection if tls else HiredisPackingConnection,
+            **options,
         )  # fmt: skip
         return aioredis.Redis(connection_pool=pool)
 
     def _run_sync(self, calls: list[tuple[str, list[str], list[Any]]]) -> list[Any]:
-        """Scripts from a thread, in one pipeline (grouped by shard on a cluster); a script a
+        """Scripts from a thread, in one pipeline (one per shard on a cluster); a script a
         shard does not know yet is loaded and run again."""
-        results = self._pipeline_sync(calls)
+        shas = [(sha_of(script), keys, args) for script, keys, args in calls]
+        results = evalsha_many_sync(self.sync, shas)
         missing = [i for i, result in enumerate(results) if isinstance(result, NoScriptError)]
         if missing:
             for script in {calls[i][0] for i in missing}:
                 self.sync.script_load(script)
-            again = self._pipeline_sync([calls[i] for i in missing])
+            again = evalsha_many_sync(self.sync, [shas[i] for i in missing])
             for i, result in zip(missing, again, strict=True):
                 results[i] = result
         for result in results:
             if isinstance(result, Exception):
                 raise result
         return results
-
-    def _pipeline_sync(self, calls: list[tuple[str, list[str], list[Any]]]) -> list[Any]:
-        pipe = self.sync.pipeline(transaction=False)
-        for script, keys, args in calls:
-            pipe.evalsha(sha_of(script), len(keys), *keys, *args)
-        return list(pipe.execute(raise_on_error=False))
 
     async def admit(self, request: AdmitRequest) -> Ticket:
         keys = admit_keys(request)
