@@ -36,6 +36,7 @@ BLOCK_MS = 500
 # blocking, and an empty round waits this long before the next.
 CLUSTER_IDLE_MS = 50
 FORGET_IDLE_MS = 3600 * 1000
+FORGET_EVERY_SECONDS = 60.0
 Entry = tuple[bytes, dict[bytes, bytes] | None]
 Found = list[tuple[str, list[Entry]]]
 """Entries read, by the stream they came from."""
@@ -64,6 +65,7 @@ class RecordsConsumer:
         self.streams = records_streams()
         self._claim_from = dict.fromkeys(self.streams, b"0-0")
         self._next_claim = 0.0
+        self._next_forget = 0.0
         self._owed = True
         """It may hold records it has not acknowledged (at start, and after a failed batch)."""
 
@@ -161,7 +163,8 @@ class RecordsConsumer:
             if claimed[1]:
                 log.warning("claimed %d records a stopped consumer left", len(claimed[1]))
                 found.append((stream, list(claimed[1])))
-        if not found:
+        if not found and time.monotonic() >= self._next_forget:
+            self._next_forget = time.monotonic() + FORGET_EVERY_SECONDS
             self._forget_stopped_consumers()
         return found
 
