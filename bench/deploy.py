@@ -278,8 +278,6 @@ def baseline_checkout(ref: str) -> tuple[str, Path]:
             cwd=ROOT, check=True, capture_output=True,
         )  # fmt: skip
         subprocess.run(  # noqa: S603
-            ["tar", "-x", "-C", str(folder)],
-            input=archive.stdout,
-            check=True,  # noqa: S607
+            ["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True  # noqa: S607
         )
     return commit[:12], folder
