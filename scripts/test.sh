@@ -36,12 +36,12 @@ CLUSTER_TESTS=(
 # on_redis_cluster [pytest arguments]: the tests again, REDIS_URL naming a cluster of their own
 # (the cache, the channel layer and the broker stay on the single Redis).
 on_redis_cluster() {
-  local dir url rc=0
-  dir="$(mktemp -d -t momor-redis-cluster.XXXXXX)"
-  url="$(bash scripts/redis_cluster.sh start "$dir")" || { bash scripts/redis_cluster.sh stop "$dir"; return 1; }
+  local url rc=0
+  CLUSTER_DIR="$(mktemp -d -t momor-redis-cluster.XXXXXX)"
+  trap 'bash scripts/redis_cluster.sh stop "$CLUSTER_DIR"' EXIT
+  url="$(bash scripts/redis_cluster.sh start "$CLUSTER_DIR")" || return 1
   log "running ${*:-the admission and cluster tests} on a Redis Cluster ($url)"
   MOMOR_CACHE_REDIS_URL="$REDIS_URL" REDIS_URL="$url" .venv/bin/python -m pytest "$@" || rc=$?
-  bash scripts/redis_cluster.sh stop "$dir"
   return "$rc"
 }
 
