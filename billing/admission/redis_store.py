@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -153,6 +154,7 @@ return 1
 """
 
 
+@lru_cache(maxsize=65_536)  # built on every call otherwise: the hot path
 def _org_keys(org_id: int) -> dict[str, str]:
     return {
         name: org_key(org_id, AREA, name)
