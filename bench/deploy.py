@@ -77,6 +77,13 @@ def redis_len(db: int, key: str, command: str = "LLEN") -> int:
     return int(out.stdout.strip() or 0)
 
 
+def records_backlog(db: int) -> int:
+    """Records in every records stream, not yet stored."""
+    from accounts.redis_keys import records_streams
+
+    return sum(redis_len(db, stream, "XLEN") for stream in records_streams())
+
+
 def psql_value(database: str, sql: str) -> str:
     """The rows of `sql` on `database`, whitespace-joined (or psql's error)."""
     out = subprocess.run(  # noqa: S603

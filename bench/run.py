@@ -296,10 +296,10 @@ class Bench:
         rows stored."""
         db = deployment.settings.redis_db
         deadline = time.monotonic() + 180
-        backlog = deploy.redis_len(db, "momor:records", "XLEN")
+        backlog = deploy.records_backlog(db)
         while backlog and time.monotonic() < deadline:
             time.sleep(1.0)
-            backlog = deploy.redis_len(db, "momor:records", "XLEN")
+            backlog = deploy.records_backlog(db)
         sql = "SELECT status || '=' || count(*) FROM billing_generation GROUP BY status"
         rows = deploy.psql_value(deployment.settings.database, sql)
         return {"records_backlog_left": backlog, "generations_by_status": rows}

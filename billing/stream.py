@@ -16,12 +16,13 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-import redis
 from django.conf import settings
 from django.db import close_old_connections
+from redis.cluster import RedisCluster
 from redis.exceptions import RedisError, ResponseError
 
-from billing.admission.redis_store import RECORDS_STREAM
+from accounts.redis_client import SyncClient, sync_client
+from accounts.redis_keys import records_streams
 from billing.breaker import REDIS_DOWN
 from billing.dead_letters import TRANSIENT
 from billing.storing import records_store
@@ -31,48 +32,65 @@ log = logging.getLogger(__name__)
 GROUP = "momor-recorders"
 BATCH = 200
 BLOCK_MS = 500
+# A cluster cannot read streams of several slots in one blocking call: each is read without
+# blocking, and an empty round waits this long before the next.
+CLUSTER_IDLE_MS = 50
 FORGET_IDLE_MS = 3600 * 1000
+FORGET_EVERY_SECONDS = 60.0
 Entry = tuple[bytes, dict[bytes, bytes] | None]
+Found = list[tuple[str, list[Entry]]]
+"""Entries read, by the stream they came from."""
+
+# Acknowledged and deleted together: a record acknowledged but left in its stream would only
+# be dead weight, but the two belong in one step.
+ACK = """
+redis.call('XACK', KEYS[1], ARGV[1], unpack(ARGV, 2))
+return redis.call('XDEL', KEYS[1], unpack(ARGV, 2))
+"""
 
 
 @cache
-def records_client(url: str) -> redis.Redis:
+def records_client(url: str) -> SyncClient:
     """A client whose reads may block for BLOCK_MS on top of the Redis time-out."""
     timeout = settings.MOMOR_REDIS_TIMEOUT_SECONDS
-    return redis.Redis.from_url(
-        url, socket_timeout=timeout + BLOCK_MS / 1000, socket_connect_timeout=timeout
-    )
+    read_timeout = timeout + BLOCK_MS / 1000
+    return sync_client(url, socket_timeout=read_timeout, socket_connect_timeout=timeout)
 
 
 class RecordsConsumer:
-    def __init__(self, client: Callable[[], redis.Redis], name: str) -> None:
+    """Reads every records stream (one per slot group, `accounts.redis_keys`) in one group."""
+
+    def __init__(self, client: Callable[[], SyncClient], name: str) -> None:
         self._client, self.name = client, name
-        self._claim_from = b"0-0"
+        self.streams = records_streams()
+        self._claim_from = dict.fromkeys(self.streams, b"0-0")
         self._next_claim = 0.0
+        self._next_forget = 0.0
         self._owed = True
         """It may hold records it has not acknowledged (at start, and after a failed batch)."""
 
     @property
-    def client(self) -> redis.Redis:
+    def client(self) -> SyncClient:
         """The client of the Redis REDIS_URL names now."""
         return self._client()
 
     def step(self, block_ms: int | None = BLOCK_MS) -> int:
-        """Store one batch: this consumer's own records not yet acknowledged (a batch that
-        failed), else records a stopped consumer left, else new ones, waiting up to `block_ms`
-        for them (None: not at all). How many it stored."""
+        """Store one batch per stream: this consumer's own records not yet acknowledged (a
+        batch that failed), else records a stopped consumer left, else new ones, waiting up to
+        `block_ms` for them (None: not at all). How many it stored."""
         try:
-            entries = self._own() or self._claimed() or self._new(block_ms)
+            found = self._own() or self._claimed() or self._new(block_ms)
         except ResponseError as exc:
             if "NOGROUP" not in str(exc):
                 raise
-            self._create_group()
+            self._create_groups()
             return 0
-        if entries:
+        if found:
             self._owed = True
-            self._store(entries)
+            for stream, entries in found:
+                self._store(stream, entries)
             self._owed = False
-        return len(entries)
+        return sum(len(entries) for _, entries in found)
 
     def run(self, stop: threading.Event, enabled: Callable[[], bool] = lambda: True) -> None:
         """Consume until `stop` is set; store and database outages are waited out."""
@@ -98,68 +116,90 @@ class RecordsConsumer:
             return 0.0
         return min(max(pause * 2, 0.25), 5.0)
 
-    def _own(self) -> list[Entry]:
+    def _own(self) -> Found:
         if not self._owed:
             return []
-        entries = self._read("0", block_ms=None)
-        self._owed = bool(entries)
-        return entries
+        found = self._read("0", block_ms=None)
+        self._owed = bool(found)
+        return found
 
-    def _new(self, block_ms: int | None) -> list[Entry]:
+    def _new(self, block_ms: int | None) -> Found:
         return self._read(">", block_ms=block_ms)
 
-    def _read(self, since: str, block_ms: int | None) -> list[Entry]:
-        found: Any = self.client.xreadgroup(
-            GROUP, self.name, {RECORDS_STREAM: since}, count=BATCH, block=block_ms
-        )
-        return list(found[0][1]) if found else []
+    def _read(self, since: str, block_ms: int | None) -> Found:
+        client = self.client
+        if not isinstance(client, RedisCluster):
+            streams = dict.fromkeys(self.streams, since)
+            found: Any = client.xreadgroup(GROUP, self.name, streams, count=BATCH, block=block_ms)
+            return [(stream.decode(), list(entries)) for stream, entries in found or [] if entries]
+        return self._read_each(client, since, block_ms)
 
-    def _claimed(self) -> list[Entry]:
+    def _read_each(self, client: RedisCluster, since: str, block_ms: int | None) -> Found:
+        pipe = client.pipeline()
+        for stream in self.streams:
+            pipe.xreadgroup(GROUP, self.name, {stream: since}, count=BATCH)
+        replies = pipe.execute(raise_on_error=False)
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
+        found = [(s, list(r[0][1])) for s, r in zip(self.streams, replies, strict=True) if r]
+        found = [(stream, entries) for stream, entries in found if entries]
+        if not found and block_ms:
+            time.sleep(min(block_ms, CLUSTER_IDLE_MS) / 1000)
+        return found
+
+    def _claimed(self) -> Found:
         """Records pending on a consumer that stopped; looked for once a second at most."""
         if time.monotonic() < self._next_claim:
             return []
         self._next_claim = time.monotonic() + 1.0
         idle_ms = int(settings.MOMOR_RECORDS_CLAIM_SECONDS * 1000)
-        found: Any = self.client.xautoclaim(
-            RECORDS_STREAM, GROUP, self.name, idle_ms, self._claim_from, count=BATCH
-        )
-        self._claim_from = found[0] if found[1] else b"0-0"
-        if found[1]:
-            log.warning("claimed %d records left pending by a stopped consumer", len(found[1]))
-        else:
+        found: Found = []
+        for stream in self.streams:
+            claimed: Any = self.client.xautoclaim(
+                stream, GROUP, self.name, idle_ms, self._claim_from[stream], count=BATCH
+            )
+            self._claim_from[stream] = claimed[0] if claimed[1] else b"0-0"
+            if claimed[1]:
+                log.warning("claimed %d records a stopped consumer left", len(claimed[1]))
+                found.append((stream, list(claimed[1])))
+        if not found and time.monotonic() >= self._next_forget:
+            self._next_forget = time.monotonic() + FORGET_EVERY_SECONDS
             self._forget_stopped_consumers()
-        return list(found[1])
+        return found
 
-    def _store(self, entries: list[Entry]) -> None:
+    def _store(self, stream: str, entries: list[Entry]) -> None:
         close_old_connections()
         records_store([(fields or {}).get(b"r", b"") for _, fields in entries])
         ids = [entry_id for entry_id, _ in entries]
-        pipe = self.client.pipeline(transaction=True)
-        pipe.xack(RECORDS_STREAM, GROUP, *ids)
-        pipe.xdel(RECORDS_STREAM, *ids)
-        pipe.execute()
+        self.client.eval(ACK, 1, stream, GROUP, *ids)
 
-    def _create_group(self) -> None:
-        try:
-            self.client.xgroup_create(RECORDS_STREAM, GROUP, id="0", mkstream=True)
-        except ResponseError as exc:
-            if "BUSYGROUP" not in str(exc):
-                raise
+    def _create_groups(self) -> None:
+        for stream in self.streams:
+            try:
+                self.client.xgroup_create(stream, GROUP, id="0", mkstream=True)
+            except ResponseError as exc:
+                if "BUSYGROUP" not in str(exc):
+                    raise
 
     def _forget_stopped_consumers(self) -> None:
         """Consumers that hold nothing and have not read for an hour (their process is gone)."""
-        try:
-            consumers: Any = self.client.xinfo_consumers(RECORDS_STREAM, GROUP)
-        except ResponseError:  # the stream or group is gone (Redis emptied): nothing to forget
-            return
-        for consumer in consumers:
-            if consumer["pending"] == 0 and consumer["idle"] > FORGET_IDLE_MS:
-                self.client.xgroup_delconsumer(RECORDS_STREAM, GROUP, consumer["name"])
+        for stream in self.streams:
+            try:
+                consumers: Any = self.client.xinfo_consumers(stream, GROUP)
+            except ResponseError:  # the stream or group is gone (Redis emptied)
+                continue
+            for consumer in consumers:
+                if consumer["pending"] == 0 and consumer["idle"] > FORGET_IDLE_MS:
+                    self.client.xgroup_delconsumer(stream, GROUP, consumer["name"])
 
 
-def stream_backlog(client: redis.Redis) -> int:
-    """Records in the stream not yet stored (stored ones are deleted)."""
-    return int(client.xlen(RECORDS_STREAM))
+def stream_backlog(client: SyncClient) -> int:
+    """Records in the streams not yet stored (stored ones are deleted)."""
+    pipe = client.pipeline(transaction=False)
+    for stream in records_streams():
+        pipe.xlen(stream)
+    return sum(int(length) for length in pipe.execute())
 
 
 class ConsumerThread:

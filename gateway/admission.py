@@ -62,7 +62,7 @@ async def admit(caller: Caller, request_id: str, amount: Decimal) -> Ticket:
             await dbthread.lookup(partial(load_balance, caller.org.id, chosen))
         except NeedKeySpend:
             key_id = caller.key.id if caller.key else 0
-            await dbthread.lookup(partial(load_key_spend, key_id, chosen))
+            await dbthread.lookup(partial(load_key_spend, caller.org.id, key_id, chosen))
         except Refused as refused:
             raise refusal(refused, amount) from None
         except RedisError as exc:
@@ -80,9 +80,9 @@ async def count_refused(caller: Caller) -> RateState:
         return RateState()
     tag = key_tag(caller.key.id if caller.key else None, caller.user_id)
     try:
-        return await admission_store().count(tag, limit, int(time.time() * 1000))
+        return await admission_store().count(caller.org.id, tag, limit, int(time.time() * 1000))
     except RedisError:
-        return await local_store().count(tag, limit, int(time.time() * 1000))
+        return await local_store().count(caller.org.id, tag, limit, int(time.time() * 1000))
 
 
 def refusal(refused: Refused, amount: Decimal) -> GatewayError:

@@ -1,5 +1,6 @@
-"""The Celery application; a broker exists only when REDIS_URL is set. Every worker also
-consumes the records stream (billing.stream) on a thread of its own, so the operator runs
+"""The Celery application; its broker is MOMOR_BROKER_URL's, else the single Redis of
+MOMOR_CACHE_REDIS_URL or REDIS_URL (none in embedded mode). With REDIS_URL every worker also
+consumes the records streams (billing.stream) on a thread of its own, so the operator runs
 `celery -A momor worker` and nothing else."""
 
 from __future__ import annotations

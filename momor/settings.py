@@ -8,6 +8,8 @@ import dj_database_url
 import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 
+from accounts.redis_client import is_cluster
+from momor import broker
 from momor.env import env_bool, env_float, env_int, env_list, env_secret, env_str
 
 # Django's generic classes (ModelAdmin[Provider], ModelForm[ApiKey]...) subscriptable at run
@@ -117,38 +119,49 @@ _REDIS_SOCKET = {
     "socket_timeout": MOMOR_REDIS_TIMEOUT_SECONDS,
     "socket_connect_timeout": MOMOR_REDIS_TIMEOUT_SECONDS,
 }
+# Django's cache and the Channels layer speak to one Redis, never a cluster: with a cluster
+# REDIS_URL they need a Redis of their own (README, "Scaling out").
+MOMOR_CACHE_REDIS_URL = env_str("MOMOR_CACHE_REDIS_URL") or (
+    "" if is_cluster(REDIS_URL) else REDIS_URL
+)
+if is_cluster(REDIS_URL) and not MOMOR_CACHE_REDIS_URL:
+    raise ImproperlyConfigured(
+        "REDIS_URL names a Redis Cluster: set MOMOR_CACHE_REDIS_URL to a single Redis"
+    )
+if is_cluster(MOMOR_CACHE_REDIS_URL):
+    raise ImproperlyConfigured("MOMOR_CACHE_REDIS_URL must name a single Redis, not a cluster")
 
-if REDIS_URL:
+if MOMOR_CACHE_REDIS_URL:
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": REDIS_URL,
+            "LOCATION": MOMOR_CACHE_REDIS_URL,
             "OPTIONS": dict(_REDIS_SOCKET),
         }
     }
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [{"address": REDIS_URL, **_REDIS_SOCKET}]},
+            "CONFIG": {"hosts": [{"address": MOMOR_CACHE_REDIS_URL, **_REDIS_SOCKET}]},
         }
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
-CELERY_BROKER_URL = REDIS_URL or None
+CELERY_BROKER_URL = env_str("MOMOR_BROKER_URL") or MOMOR_CACHE_REDIS_URL or None
+if is_cluster(CELERY_BROKER_URL):
+    raise ImproperlyConfigured("MOMOR_BROKER_URL must name a single Redis or RabbitMQ")
 CELERY_TASK_ALWAYS_EAGER = False
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_ACCEPT_CONTENT = ["json", "orjson"]
-# A message taken by a worker that died is delivered again after this long (Redis transport's
-# default is an hour); socket time-outs so a Redis that stops answering is noticed.
-CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env_int("MOMOR_VISIBILITY_TIMEOUT_SECONDS", 300),
-    **_REDIS_SOCKET,
-}
+CELERY_BROKER_TRANSPORT_OPTIONS = broker.transport_options(
+    CELERY_BROKER_URL, env_int("MOMOR_VISIBILITY_TIMEOUT_SECONDS", 300), _REDIS_SOCKET
+)
+CELERY_TASK_QUEUES = broker.task_queues(CELERY_BROKER_URL)
 # A task running when the broker connection drops is cancelled, and delivered again.
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 

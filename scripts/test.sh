@@ -4,13 +4,16 @@
 # project and its dev extra, and Debian's Chromium for the browser tests. The gates run
 # first, and any one failing fails the run before any test: the import contracts
 # (pyproject.toml, [tool.importlinter]), `ruff check`, `ruff format --check`, then mypy strict
-# (its Django plugin loads momor.settings, hence after the environment below).
+# (its Django plugin loads momor.settings, hence after the environment below). Then the
+# admission and cluster tests run again on a Redis Cluster of three masters that it starts on
+# free loopback ports (scripts/redis_cluster.sh): after the whole suite, or, with
+# MOMOR_TEST_REDIS_CLUSTER=1, the same pytest arguments again.
 # Usage: bash scripts/test.sh [pytest arguments]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
-ensure_apt_packages postgresql redis-server chromium
+ensure_apt_packages postgresql redis-server chromium rabbitmq-server
 ensure_postgres
 ensure_redis
 ensure_venv dev
@@ -31,7 +34,30 @@ log "checking lint and format (ruff)"
 log "checking types (mypy strict)"
 .venv/bin/mypy .
 
+CLUSTER_TESTS=(
+  tests/billing/test_admission_stores.py tests/billing/test_admission.py
+  tests/billing/test_redis_cluster.py tests/billing/test_reservations.py
+  tests/billing/test_worker_claims.py
+)
+
+# on_redis_cluster [pytest arguments]: the tests again, REDIS_URL naming a cluster of their own
+# (the cache, the channel layer and the broker stay on the single Redis).
+on_redis_cluster() {
+  local url rc=0
+  CLUSTER_DIR="$(mktemp -d -t momor-redis-cluster.XXXXXX)"
+  trap 'bash scripts/redis_cluster.sh stop "$CLUSTER_DIR"' EXIT
+  url="$(bash scripts/redis_cluster.sh start "$CLUSTER_DIR")" || return 1
+  log "running ${*:-the admission and cluster tests} on a Redis Cluster ($url)"
+  MOMOR_CACHE_REDIS_URL="$REDIS_URL" REDIS_URL="$url" .venv/bin/python -m pytest "$@" || rc=$?
+  return "$rc"
+}
+
 status=0
 .venv/bin/python -m pytest "$@" || status=$?
+if [ $# -eq 0 ]; then
+  on_redis_cluster "${CLUSTER_TESTS[@]}" || status=$?
+elif [ "${MOMOR_TEST_REDIS_CLUSTER:-0}" = 1 ]; then
+  on_redis_cluster "$@" || status=$?
+fi
 # pytest's 5 means no test ran, which is a failure for a whole-suite run.
 exit "$status"

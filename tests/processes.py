@@ -119,16 +119,17 @@ class Worker(Process):
 
     def wait_ready(self, redis_url: str, timeout: float = 60) -> None:
         """Until its records consumer has joined the group (it names itself after its pid)."""
-        from billing.admission.redis_store import RECORDS_STREAM
+        from accounts.redis_keys import records_stream
         from billing.stream import GROUP
+        from tests.redis_helpers import client as redis_client
 
-        client = redis.Redis.from_url(redis_url, socket_timeout=2)
+        client = redis_client(redis_url, socket_timeout=2)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the worker exited:\n{self.output()}")
             try:
-                names = [c["name"] for c in client.xinfo_consumers(RECORDS_STREAM, GROUP)]
+                names = [c["name"] for c in client.xinfo_consumers(records_stream(0), GROUP)]
             except redis.RedisError:
                 names = []
             if any(name.endswith(f"-{self.pid}".encode()) for name in names):

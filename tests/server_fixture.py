@@ -17,6 +17,7 @@ import uvicorn
 
 from gateway.identity import Identities
 from gateway.state import STATE
+from tests.redis_helpers import flush
 
 
 class GatewayServer:
@@ -64,9 +65,9 @@ def forget_state() -> None:
     STATE.identities = Identities()
     select.store.cache_clear()
     select.local_store.cache_clear()
-    if settings.REDIS_URL:
+    for url in {settings.REDIS_URL, settings.MOMOR_CACHE_REDIS_URL} - {""}:
         with contextlib.suppress(redis.ConnectionError):  # a test may point it nowhere
-            redis.Redis.from_url(settings.REDIS_URL).flushdb()
+            flush(url)
 
 
 def _disconnect_server_threads(django_db_blocker: pytest.FixtureRequest) -> None:

@@ -3,6 +3,7 @@ stopped, killed, frozen and started again by the test, never the machine's share
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import shutil
@@ -138,3 +139,84 @@ def _postgres_bin() -> Path:
     if not versions:
         raise RuntimeError("PostgreSQL's server binaries (initdb, pg_ctl) are not installed")
     return versions[-1]
+
+
+class RabbitMQServer:
+    """A RabbitMQ node of the test's own (Debian's rabbitmq-server run as the test's user, its
+    database, logs and Erlang cookie in a temporary directory, listening on loopback ports)."""
+
+    def __init__(self) -> None:
+        self.port, self.dist_port = free_port(), free_port()
+        self.node = f"momor-test-{self.port}@localhost"
+        self.directory = Path(tempfile.mkdtemp(prefix="momor-rabbitmq-"))
+        (self.directory / "rabbitmq.conf").write_text(
+            f"listeners.tcp.default = 127.0.0.1:{self.port}\nloopback_users = none\n"
+        )
+        (self.directory / "enabled_plugins").write_text("[].\n")
+        for sub in ("mnesia", "log"):
+            (self.directory / sub).mkdir()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"amqp://guest:guest@127.0.0.1:{self.port}//"
+
+    def start(self, timeout: float = 120) -> None:
+        base = str(self.directory)
+        env = {
+            **os.environ, "HOME": base, "RABBITMQ_NODENAME": self.node,
+            "RABBITMQ_NODE_PORT": str(self.port), "RABBITMQ_DIST_PORT": str(self.dist_port),
+            "RABBITMQ_BASE": base, "RABBITMQ_MNESIA_BASE": f"{base}/mnesia",
+            "RABBITMQ_LOG_BASE": f"{base}/log", "RABBITMQ_CONFIG_FILE": f"{base}/rabbitmq.conf",
+            "RABBITMQ_ENABLED_PLUGINS_FILE": f"{base}/enabled_plugins",
+            "RABBITMQ_CONF_ENV_FILE": f"{base}/rabbitmq-env.conf",
+            "ERL_EPMD_ADDRESS": "127.0.0.1",
+            "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS": "-kernel inet_dist_use_interface {127,0,0,1}",
+        }  # fmt: skip
+        log = (self.directory / "server.log").open("ab")
+        self.process = subprocess.Popen(  # noqa: S603
+            [_RABBITMQ_SERVER], cwd=base, env=env, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+        wait_until(self._accepts, timeout, f"RabbitMQ on port {self.port}")
+
+    def kill(self) -> None:
+        """SIGKILL to the node's whole process group: what it confirmed is on its disk."""
+        assert self.process is not None
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(10)
+
+    def close(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.kill()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    def queues(self) -> list[tuple[str, ...]]:
+        """Each queue's name, type, durability and ready messages, as rabbitmqctl lists them."""
+        done = subprocess.run(  # noqa: S603
+            [_RABBITMQCTL, "-n", self.node, "-q", "list_queues", "name", "type", "durable",
+             "messages_ready", "--no-table-headers"],
+            env={**os.environ, "HOME": str(self.directory)}, capture_output=True, text=True,
+            check=True, timeout=60,
+        )  # fmt: skip
+        return sorted(tuple(line.split()) for line in done.stdout.splitlines() if line.strip())
+
+    def _accepts(self) -> bool:
+        import kombu
+
+        assert self.process is not None
+        if self.process.poll() is not None:
+            raise RuntimeError(f"RabbitMQ exited; see {self.directory}/server.log")
+        try:
+            with kombu.Connection(self.url, connect_timeout=1) as connection:
+                connection.connect()
+        except Exception:
+            return False
+        return True
+
+
+# Debian's /usr/sbin wrapper would switch to the rabbitmq user, which cannot reach the test's
+# directory; the script it wraps runs as anyone.
+_RABBITMQ_SERVER = "/usr/lib/rabbitmq/bin/rabbitmq-server"
+_RABBITMQCTL = "/usr/lib/rabbitmq/bin/rabbitmqctl"

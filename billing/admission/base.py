@@ -88,7 +88,7 @@ class AdmissionStore(ABC):
         """Count the request and reserve its amount; raises Refused, NeedBalance, NeedKeySpend."""
 
     @abstractmethod
-    async def count(self, key_tag: str, limit: int, now_ms: int) -> RateState:
+    async def count(self, org_id: int, key_tag: str, limit: int, now_ms: int) -> RateState:
         """Count a request refused before admission against its key's window."""
 
     @abstractmethod
@@ -114,7 +114,7 @@ class AdmissionStore(ABC):
         """The ledger's balance after entry_id (kept only if newer than the one held)."""
 
     @abstractmethod
-    def set_key_spend(self, key_tag: str, spent: int) -> None:
+    def set_key_spend(self, org_id: int, key_tag: str, spent: int) -> None:
         """A key's spend from the records, when the store holds none."""
 
     @abstractmethod

@@ -10,14 +10,15 @@ import asyncio
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
-import redis.asyncio as aioredis
 from django.conf import settings
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from billing.admission.shards import AsyncTarget, Call
 from billing.breaker import Breaker
 
 
@@ -30,9 +31,8 @@ class ScriptCall:
 
 
 class Coalescer:
-    def __init__(self, client: Callable[[], aioredis.Redis], breaker: Breaker) -> None:
+    def __init__(self, client: Callable[[], AsyncTarget], breaker: Breaker) -> None:
         self._client, self._breaker = client, breaker
-        self._sha: dict[str, str] = {}
         self._waiting: dict[asyncio.AbstractEventLoop, list[ScriptCall]] = {}
         self._sending: set[asyncio.Task[None]] = set()
 
@@ -88,32 +88,22 @@ class Coalescer:
         return results
 
     async def _execute(self, calls: list[ScriptCall]) -> list[Any]:
-        client = self._client()
-        results = await self._evalsha(client, calls)
+        target = self._client()
+        results = await target.evalsha_many([_call(call) for call in calls])
         unknown = [i for i, result in enumerate(results) if isinstance(result, NoScriptError)]
         if unknown:  # a Redis that restarted, or has never seen the script
             for script in {calls[i].script for i in unknown}:
-                self._sha[script] = await client.script_load(script)
-            again = await self._evalsha(client, [calls[i] for i in unknown])
+                await target.script_load(script)
+            again = await target.evalsha_many([_call(calls[i]) for i in unknown])
             for i, result in zip(unknown, again, strict=True):
                 results[i] = result
         return results
 
-    async def _evalsha(self, client: aioredis.Redis, calls: list[ScriptCall]) -> list[Any]:
-        if len(calls) == 1:
-            call = calls[0]
-            try:
-                return [await client.evalsha(self._sha_of(call.script), len(call.keys),
-                                             *call.keys, *call.args)]  # fmt: skip
-            except NoScriptError as exc:
-                return [exc]
-        pipe = client.pipeline(transaction=False)
-        for call in calls:
-            pipe.evalsha(self._sha_of(call.script), len(call.keys), *call.keys, *call.args)
-        return list(await pipe.execute(raise_on_error=False))
 
-    def _sha_of(self, script: str) -> str:
-        sha = self._sha.get(script)
-        if sha is None:
-            sha = self._sha[script] = hashlib.sha1(script.encode()).hexdigest()  # noqa: S324
-        return sha
+def _call(call: ScriptCall) -> Call:
+    return sha_of(call.script), call.keys, call.args
+
+
+@cache
+def sha_of(script: str) -> str:
+    return hashlib.sha1(script.encode()).hexdigest()  # noqa: S324

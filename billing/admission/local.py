@@ -81,7 +81,7 @@ class LocalStore(AdmissionStore):
             if used + request.amount > limit:
                 raise Refused("key_credits", rate)
 
-    async def count(self, key_tag: str, limit: int, now_ms: int) -> RateState:
+    async def count(self, org_id: int, key_tag: str, limit: int, now_ms: int) -> RateState:
         with self._lock:
             return self._count(key_tag, limit, now_ms)
 
@@ -136,7 +136,7 @@ class LocalStore(AdmissionStore):
         """Whether this store holds the organization's balance (it has admitted its calls)."""
         return org_id in self._books
 
-    def set_key_spend(self, key_tag: str, spent: int) -> None:
+    def set_key_spend(self, org_id: int, key_tag: str, spent: int) -> None:
         with self._lock:
             self._spent.setdefault(key_tag, spent)
 

@@ -1,17 +1,28 @@
 """The admission store shared by every gateway process, in Redis: each operation is one Lua
-script, so counting, expiring, checking and reserving happen atomically."""
+script, so counting, expiring, checking and reserving happen atomically. Every key a script
+touches is its organization's (`accounts.redis_keys`), so each script runs on one slot of a
+Redis Cluster, records stream included."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
-import redis
 import redis.asyncio as aioredis
 from django.conf import settings
+from redis.exceptions import NoScriptError
 
+from accounts.redis_client import (
+    SyncClient,
+    async_cluster_client,
+    cluster_nodes,
+    is_cluster,
+    sync_client,
+)
+from accounts.redis_keys import org_group, org_key, org_prefix, records_stream
 from billing.admission.base import (
     UNPOSTED_TTL_MS,
     AdmissionStore,
@@ -24,13 +35,12 @@ from billing.admission.base import (
     Ticket,
     rate_state,
 )
-from billing.admission.coalesce import Coalescer
+from billing.admission.coalesce import Coalescer, sha_of
 from billing.admission.packing import HiredisPackingConnection
+from billing.admission.shards import AsyncShards, AsyncTarget, evalsha_many_sync
 from billing.breaker import REDIS
 
-PREFIX = "momor:adm"
-# The records of finished calls, waiting for a consumer (billing.stream) to store them.
-RECORDS_STREAM = "momor:records"
+AREA = "adm"
 # Connections to Redis per event loop: calls beyond it wait their turn (up to the connect
 # timeout) rather than fail, which would send them to this process's own counters.
 POOL_SIZE = 64
@@ -38,7 +48,7 @@ POOL_SIZE = 64
 # KEYS: balance hash, reservations hash, reservation expiries zset, reserved total,
 #       unposted hash, unposted expiries zset, unposted total, key spent, rate window
 # ARGV: reservation id, amount, now ms, ttl ms, rate limit, window ms, key limit (-1: none),
-#       key reserved prefix, key tag
+#       key reserved prefix (the organization's), key tag
 ADMIT = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'load', 0} end
 local klimit = tonumber(ARGV[7])
@@ -145,16 +155,16 @@ return 1
 """
 
 
+@lru_cache(maxsize=65_536)  # built on every call otherwise: the hot path
 def _org_keys(org_id: int) -> dict[str, str]:
-    base = f"{PREFIX}:org:{org_id}"
     return {
-        name: f"{base}:{name}"
+        name: org_key(org_id, AREA, name)
         for name in ("balance", "res", "resexp", "restot", "unp", "unpexp", "unptot")
     }
 
 
-def _key_keys(tag: str) -> tuple[str, str]:
-    return f"{PREFIX}:key:{tag}:spent", f"{PREFIX}:keyres:{tag}"
+def _key_reserved_prefix(org_id: int) -> str:
+    return org_prefix(org_id, AREA) + "keyres:"
 
 
 def _text(reply: bytes | str) -> str:
@@ -167,8 +177,26 @@ def _members(found: Iterable[object]) -> list[str]:
     return [_text(member) for member in found if isinstance(member, bytes | str)]
 
 
-def _window_key(tag: str, now_ms: int) -> str:
-    return f"{PREFIX}:rate:{tag}:{now_ms // 60_000}"
+def _key_keys(org_id: int, tag: str) -> tuple[str, str]:
+    """The key's spend so far, and its open reservations: in its organization's slot."""
+    return org_key(org_id, AREA, "spent", tag), _key_reserved_prefix(org_id) + tag
+
+
+def _window_key(org_id: int, tag: str, now_ms: int) -> str:
+    return org_key(org_id, AREA, "rate", tag, now_ms // 60_000)
+
+
+def admit_keys(request: AdmitRequest) -> list[str]:
+    org = _org_keys(request.org_id)
+    spent, _ = _key_keys(request.org_id, request.key_tag)
+    window = _window_key(request.org_id, request.key_tag, request.now_ms)
+    names = ("balance", "res", "resexp", "restot", "unp", "unpexp", "unptot")
+    return [*(org[name] for name in names), spent, window]
+
+
+def renew_keys(ticket: Ticket) -> list[str]:
+    org = _org_keys(ticket.org_id)
+    return [org["res"], org["resexp"]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,9 +213,10 @@ class Settlement:
 
     def keys(self) -> list[str]:
         org = _org_keys(self.org_id)
-        spent, reserved = _key_keys(self.key_tag)
+        spent, reserved = _key_keys(self.org_id, self.key_tag)
         keys = [org["res"], org["resexp"], org["restot"], reserved]
-        return [*keys, org["unp"], org["unpexp"], org["unptot"], spent, RECORDS_STREAM]
+        stream = records_stream(org_group(self.org_id))
+        return [*keys, org["unp"], org["unpexp"], org["unptot"], spent, stream]
 
     def args(self, now_ms: int) -> list[Any]:
         reservation = self.ticket.id if self.ticket is not None else ""
@@ -198,41 +227,65 @@ class RedisStore(AdmissionStore):
     def __init__(self, url: str) -> None:
         self.url = url
         timeout = settings.MOMOR_REDIS_TIMEOUT_SECONDS
-        self.sync = redis.Redis.from_url(
+        self.sync: SyncClient = sync_client(
             url, socket_timeout=timeout, socket_connect_timeout=timeout
         )
-        self._async: dict[asyncio.AbstractEventLoop, aioredis.Redis] = {}
+        self._async: dict[asyncio.AbstractEventLoop, AsyncTarget] = {}
         self._scripts = Coalescer(self._client, REDIS)
-        self._settle = self.sync.register_script(SETTLE)
-        self._advance = self.sync.register_script(ADVANCE)
 
-    def _client(self) -> aioredis.Redis:
+    def _client(self) -> AsyncTarget:
         loop = asyncio.get_running_loop()
-        client = self._async.get(loop)
-        if client is None:
-            timeout = settings.MOMOR_REDIS_TIMEOUT_SECONDS
+        target = self._async.get(loop)
+        if target is None:
+            target = self._async[loop] = self._new_target()
+        return target
+
+    def _new_target(self) -> AsyncTarget:
+        timeout = settings.MOMOR_REDIS_TIMEOUT_SECONDS
+        if not is_cluster(self.url):
             pool = aioredis.BlockingConnectionPool.from_url(
                 self.url, max_connections=POOL_SIZE, timeout=timeout,
                 socket_timeout=timeout, socket_connect_timeout=timeout,
                 connection_class=HiredisPackingConnection,
             )  # fmt: skip
-            client = self._async[loop] = aioredis.Redis(connection_pool=pool)
-        return client
+            return AsyncTarget(aioredis.Redis(connection_pool=pool))
+        cluster = async_cluster_client(
+            self.url, socket_timeout=timeout, socket_connect_timeout=timeout
+        )
+        return AsyncShards(cluster, self._shard_client)
+
+    def _shard_client(self, host: str, port: int) -> aioredis.Redis:
+        """A pool of POOL_SIZE connections to one shard of the cluster."""
+        timeout = settings.MOMOR_REDIS_TIMEOUT_SECONDS
+        _, options = cluster_nodes(self.url)
+        tls = options.pop("ssl")
+        pool = aioredis.BlockingConnectionPool(
+            host=host, port=port, max_connections=POOL_SIZE, timeout=timeout,
+            socket_timeout=timeout, socket_connect_timeout=timeout,
+            connection_class=aioredis.SSLConnection if tls else HiredisPackingConnection,
+            **options,
+        )  # fmt: skip
+        return aioredis.Redis(connection_pool=pool)
+
+    def _run_sync(self, calls: list[tuple[str, list[str], list[Any]]]) -> list[Any]:
+        """Scripts from a thread, in one pipeline (one per shard on a cluster); a script a
+        shard does not know yet is loaded and run again."""
+        shas = [(sha_of(script), keys, args) for script, keys, args in calls]
+        results = evalsha_many_sync(self.sync, shas)
+        missing = [i for i, result in enumerate(results) if isinstance(result, NoScriptError)]
+        if missing:
+            for script in {calls[i][0] for i in missing}:
+                self.sync.script_load(script)
+            again = evalsha_many_sync(self.sync, [shas[i] for i in missing])
+            for i, result in zip(missing, again, strict=True):
+                results[i] = result
+        for result in results:
+            if isinstance(result, Exception):
+                raise result
+        return results
 
     async def admit(self, request: AdmitRequest) -> Ticket:
-        org = _org_keys(request.org_id)
-        spent, _ = _key_keys(request.key_tag)
-        keys = [
-            org["balance"],
-            org["res"],
-            org["resexp"],
-            org["restot"],
-            org["unp"],
-            org["unpexp"],
-            org["unptot"],
-            spent,
-            _window_key(request.key_tag, request.now_ms),
-        ]
+        keys = admit_keys(request)
         limit = -1 if request.key_credit_limit is None else request.key_credit_limit
         args = [
             request.reservation_id,
@@ -242,7 +295,7 @@ class RedisStore(AdmissionStore):
             request.rate_limit,
             60_000,
             limit,
-            f"{PREFIX}:keyres:",
+            _key_reserved_prefix(request.org_id),
             request.key_tag,
         ]
         verdict, count = await self._run(ADMIT, keys, args)
@@ -263,15 +316,14 @@ class RedisStore(AdmissionStore):
     async def _run(self, script: str, keys: list[str], args: list[Any]) -> Any:
         return await self._scripts.run(script, keys, args)
 
-    async def count(self, key_tag: str, limit: int, now_ms: int) -> RateState:
+    async def count(self, org_id: int, key_tag: str, limit: int, now_ms: int) -> RateState:
         if limit <= 0:
             return RateState()
-        count = await self._run(COUNT, [_window_key(key_tag, now_ms)], [60_000])
+        count = await self._run(COUNT, [_window_key(org_id, key_tag, now_ms)], [60_000])
         return rate_state(limit, int(count), now_ms)
 
     async def renew(self, ticket: Ticket, now_ms: int, ttl_ms: int) -> bool:
-        org = _org_keys(ticket.org_id)
-        held = await self._run(RENEW, [org["res"], org["resexp"]], [ticket.id, now_ms, ttl_ms])
+        held = await self._run(RENEW, renew_keys(ticket), [ticket.id, now_ms, ttl_ms])
         return bool(held)
 
     def hand_off(self, settlement: Settlement, now_ms: int) -> asyncio.Future[Any]:
@@ -282,33 +334,27 @@ class RedisStore(AdmissionStore):
 
     def hand_off_many(self, settlements: list[Settlement], now_ms: int) -> None:
         """The same for several calls at once, from a thread (the journal's replay)."""
-        pipe = self.sync.pipeline(transaction=False)
-        for settlement in settlements:
-            self._settle(keys=settlement.keys(), args=settlement.args(now_ms), client=pipe)
-        pipe.execute()
+        if settlements:
+            calls = [(SETTLE, one.keys(), one.args(now_ms)) for one in settlements]
+            self._run_sync(calls)
 
     def settle(self, ticket: Ticket, cost: int, request_id: str, now_ms: int) -> None:
         settlement = Settlement(ticket.org_id, ticket.key_tag, ticket, cost, request_id)
-        self._settle(keys=settlement.keys(), args=settlement.args(now_ms))
+        self._run_sync([(SETTLE, settlement.keys(), settlement.args(now_ms))])
 
     def posted(self, org_id: int, request_id: str, balance: int, entry_id: int) -> None:
-        org = _org_keys(org_id)
-        keys = [org["balance"], org["unp"], org["unpexp"], org["unptot"]]
-        self._advance(keys=keys, args=[request_id, balance, entry_id])
+        self._run_sync([_advance(org_id, request_id, balance, entry_id)])
 
     def posted_many(self, posted: list[Posted]) -> None:
-        pipe = self.sync.pipeline(transaction=False)
-        for org_id, request_id, entry_id, balance in posted:
-            org = _org_keys(org_id)
-            keys = [org["balance"], org["unp"], org["unpexp"], org["unptot"]]
-            self._advance(keys=keys, args=[request_id, balance, entry_id], client=pipe)
-        pipe.execute()
+        if posted:
+            calls = [_advance(org, rid, balance, entry) for org, rid, entry, balance in posted]
+            self._run_sync(calls)
 
     def sync_balance(self, org_id: int, balance: int, entry_id: int) -> None:
         self.posted(org_id, "", balance, entry_id)
 
-    def set_key_spend(self, key_tag: str, spent: int) -> None:
-        self.sync.set(_key_keys(key_tag)[0], spent, nx=True)
+    def set_key_spend(self, org_id: int, key_tag: str, spent: int) -> None:
+        self.sync.set(_key_keys(org_id, key_tag)[0], spent, nx=True)
 
     def open_reservations(self, org_id: int, now_ms: int) -> dict[str, int]:
         org = _org_keys(org_id)
@@ -327,3 +373,14 @@ class RedisStore(AdmissionStore):
     def unposted(self, org_id: int) -> dict[str, int]:
         held = self.sync.hgetall(_org_keys(org_id)["unp"])
         return {_text(rid): int(value) for rid, value in held.items()}
+
+
+def advance_keys(org_id: int) -> list[str]:
+    org = _org_keys(org_id)
+    return [org["balance"], org["unp"], org["unpexp"], org["unptot"]]
+
+
+def _advance(
+    org_id: int, request_id: str, balance: int, entry_id: int
+) -> tuple[str, list[str], list[Any]]:
+    return ADVANCE, advance_keys(org_id), [request_id, balance, entry_id]

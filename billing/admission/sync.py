@@ -33,9 +33,9 @@ def load_balance(org_id: int, into: AdmissionStore | None = None) -> None:
         target.sync_balance(org_id, to_units(entry["balance_after"]), entry["id"])
 
 
-def load_key_spend(key_id: int, into: AdmissionStore | None = None) -> None:
+def load_key_spend(org_id: int, key_id: int, into: AdmissionStore | None = None) -> None:
     spent = DailyRollup.objects.filter(api_key_id=key_id).aggregate(s=Sum("cost"))["s"]
-    (into or store()).set_key_spend(key_tag(key_id), to_units(spent or Decimal(0)))
+    (into or store()).set_key_spend(org_id, key_tag(key_id), to_units(spent or Decimal(0)))
 
 
 def key_tag(key_id: int | None, user_id: int | None = None) -> str:

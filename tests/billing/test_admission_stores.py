@@ -7,12 +7,12 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
-import redis
 
 from billing.admission import NeedBalance, NeedKeySpend, Refused
 from billing.admission.base import AdmissionStore, AdmitRequest
 from billing.admission.local import LocalStore
 from billing.admission.redis_store import POOL_SIZE, RedisStore
+from tests.redis_helpers import flush, flush_scripts
 
 NOW = 1_790_000_000_000
 TTL = 60_000
@@ -24,9 +24,9 @@ def store(request: pytest.FixtureRequest, settings: object) -> Iterator[Admissio
         yield LocalStore()
         return
     url = settings.REDIS_URL  # type: ignore[attr-defined]
-    redis.Redis.from_url(url).flushdb()
+    flush(url)
     yield RedisStore(url)
-    redis.Redis.from_url(url).flushdb()
+    flush(url)
 
 
 def ask(
@@ -115,7 +115,7 @@ async def test_a_key_is_held_to_its_own_credit_limit(store: AdmissionStore) -> N
     store.sync_balance(7, 1_000, 1)
     with pytest.raises(NeedKeySpend):
         await store.admit(ask("r1", 10, key_limit=50))
-    store.set_key_spend("k1", 30)
+    store.set_key_spend(7, "k1", 30)
     ticket = await store.admit(ask("r1", 10, key_limit=50))
     with pytest.raises(Refused) as refused:
         await store.admit(ask("r2", 15, key_limit=50))
@@ -130,7 +130,7 @@ async def test_the_rate_window_counts_every_request(store: AdmissionStore) -> No
     first = await store.admit(ask("r1", 1, rate=2))
     assert (first.rate.limit, first.rate.remaining) == (2, 1)
     assert first.rate.reset == (NOW // 60_000 + 1) * 60
-    counted = await store.count("k1", 2, NOW)
+    counted = await store.count(7, "k1", 2, NOW)
     assert counted.remaining == 0
     with pytest.raises(Refused) as refused:
         await store.admit(ask("r2", 1, rate=2))
@@ -170,12 +170,12 @@ async def test_redis_that_lost_its_scripts_still_admits_calls_sent_together(
     settings: object,
 ) -> None:
     url = settings.REDIS_URL  # type: ignore[attr-defined]
-    redis.Redis.from_url(url).flushdb()
+    flush(url)
     store = RedisStore(url)
     store.sync_balance(7, 1_000, 1)
     await store.admit(ask("before", 1))
-    redis.Redis.from_url(url).script_flush()
+    flush_scripts(url)
     tickets = await asyncio.gather(*(store.admit(ask(f"r{i}", 1)) for i in range(5)))
     assert [ticket.id for ticket in tickets] == [f"r{i}" for i in range(5)]
     assert len(store.open_reservations(7, NOW)) == 6
-    redis.Redis.from_url(url).flushdb()
+    flush(url)

@@ -13,9 +13,9 @@ from typing import Any
 
 import httpx
 import pytest
-import redis
 from django.utils import timezone
 
+from accounts.redis_keys import org_key
 from billing.admission import select
 from billing.ledger import ledger_post, ledger_sum
 from billing.live import publish_generation
@@ -24,6 +24,7 @@ from billing.recording import drain
 from gateway.state import STATE
 from tests.billing.conftest import HI, World
 from tests.conftest import make_key, make_org
+from tests.redis_helpers import client as redis_client
 from tests.stores import RedisServer
 
 CLOSED = "redis://127.0.0.1:9/0"
@@ -101,11 +102,11 @@ def test_the_fallback_store_follows_the_ledger_from_one_outage_to_the_next(
 
 def wait_served_by_redis(world: World, timeout: float = 10.0) -> None:
     """Until a call is admitted by Redis again (the breaker has let a probe through)."""
-    client = redis.Redis.from_url(select.store().url)  # type: ignore[attr-defined]
+    client = redis_client(select.store().url)  # type: ignore[attr-defined]
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert world.post(ask()).status_code == 200
-        if client.exists(f"momor:adm:org:{world.org.pk}:balance"):
+        if client.exists(org_key(world.org.pk, "adm", "balance")):
             return
         time.sleep(0.1)
     raise AssertionError("the gateway never went back to Redis")

@@ -180,6 +180,7 @@ def claude_cluster(world: World, request: pytest.FixtureRequest) -> Iterator[Clu
 
 
 @pytest.mark.celery
+@pytest.mark.timeout(300)  # two gateways and a worker start first: 15-60 s each when busy
 def test_calls_spending_their_whole_ceiling_never_overspend_across_processes(
     claude_cluster: Cluster,
 ) -> None:

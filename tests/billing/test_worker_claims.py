@@ -18,7 +18,11 @@ from billing.models import Generation, LedgerEntry
 from tests.billing.conftest import HI, World, child_env, test_database_url
 from tests.processes import Worker
 
-pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.celery,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.timeout(300),  # two workers start one after the other, 15-60 s each when busy
+]
 
 CLAIM_SECONDS = 2
 

@@ -10,7 +10,7 @@ from decimal import Decimal
 import psycopg
 import redis
 
-from billing.admission.redis_store import PREFIX
+from accounts.redis_keys import org_key
 from tests.chaos.load import Outcome
 
 
@@ -122,7 +122,7 @@ def _assert_balance(conn: psycopg.Connection, org: int) -> None:
 def _assert_no_open_reservation(redis_url: str, org: int, wait: float = 15) -> None:
     """Open: held and not yet expired (a killed gateway's expire after the reservation TTL)."""
     client = redis.Redis.from_url(redis_url, socket_timeout=5)
-    key = f"{PREFIX}:org:{org}:resexp"
+    key = org_key(org, "adm", "resexp")
     deadline = time.monotonic() + wait
     while (held := client.zrangebyscore(key, int(time.time() * 1000), "+inf")) and (
         time.monotonic() < deadline

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -66,3 +67,55 @@ def test_a_malformed_boolean_fails_loudly() -> None:
     result = _settings(MOMOR_SECRET_KEY="s", MOMOR_DEBUG="maybe")
     assert result.returncode != 0
     assert "MOMOR_DEBUG must be a boolean" in result.stderr
+
+
+BROKER_PROBE = (
+    "import django, json; from django.conf import settings; django.setup(); "
+    "print(json.dumps([settings.CELERY_BROKER_URL, settings.CELERY_BROKER_TRANSPORT_OPTIONS, "
+    "[(q.name, q.durable, q.queue_arguments) for q in settings.CELERY_TASK_QUEUES or []], "
+    "settings.CACHES['default'].get('LOCATION')]))"
+)
+
+
+def _broker_settings(**env: str) -> subprocess.CompletedProcess[str]:
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MOMOR_", "DATABASE_URL", "REDIS_URL"))
+    }
+    clean |= {"DJANGO_SETTINGS_MODULE": "momor.settings", "MOMOR_SECRET_KEY": "s"}
+    return subprocess.run(  # noqa: S603
+        [sys.executable, "-c", BROKER_PROBE], cwd=ROOT, env=clean | env, capture_output=True,
+        text=True,
+    )  # fmt: skip
+
+
+def test_rabbitmq_as_broker_gets_a_quorum_queue_and_publisher_confirms() -> None:
+    result = _broker_settings(
+        REDIS_URL="redis://cache.example:6379/2",
+        MOMOR_BROKER_URL="amqp://momor:pw@mq.example:5672/momor",
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == [
+        "amqp://momor:pw@mq.example:5672/momor",
+        {"confirm_publish": True},
+        [["celery", True, {"x-queue-type": "quorum"}]],
+        "redis://cache.example:6379/2",
+    ]
+
+
+def test_a_cluster_redis_url_needs_a_single_redis_for_the_cache() -> None:
+    result = _broker_settings(REDIS_URL="redis+cluster://10.0.0.1:6379,10.0.0.2:6379")
+    assert result.returncode != 0
+    assert "set MOMOR_CACHE_REDIS_URL to a single Redis" in result.stderr
+
+
+def test_with_a_cluster_the_cache_and_the_broker_use_the_single_redis() -> None:
+    result = _broker_settings(
+        REDIS_URL="redis+cluster://10.0.0.1:6379",
+        MOMOR_CACHE_REDIS_URL="redis://cache.example:6379/0",
+    )
+    assert result.returncode == 0, result.stderr
+    broker, options, queues, cache = json.loads(result.stdout)
+    assert (broker, queues, cache) == ("redis://cache.example:6379/0", [], broker)
+    assert options["visibility_timeout"] == 300

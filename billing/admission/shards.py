@@ -1,0 +1,130 @@
+"""Where admission's script calls go: one Redis, or the shards of a Redis Cluster.
+
+A batch of calls goes out as one pipeline. redis-py's cluster pipelines refuse EVALSHA, so on
+a cluster a batch is split by the shard that serves each call's keys (every key of a call is
+in one slot, `accounts.redis_keys`), and each shard's share goes as one plain pipeline on a
+connection to that shard, every shard at once: a round trip per batch still, to each shard it
+touches. A call whose slot has moved (MOVED, ASK while a cluster reshards) is sent again
+through the cluster client, which follows the redirection and learns the new layout.
+
+`ScriptCall`s carry the script's SHA1; a `NoScriptError` in a result says the shard has not
+seen the script yet (the caller loads it and calls again)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import redis
+import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
+from redis.cluster import RedisCluster
+from redis.exceptions import NoScriptError, ResponseError
+
+Call = tuple[str, list[str], list[Any]]
+"""A script's SHA1, its keys, its arguments."""
+
+REDIRECTED = ("MOVED", "ASK")
+
+
+def _redirected(result: Any) -> bool:
+    return isinstance(result, ResponseError) and str(result).startswith(REDIRECTED)
+
+
+class AsyncTarget:
+    """One Redis: a batch is one pipeline (a lone call, one command)."""
+
+    def __init__(self, client: aioredis.Redis) -> None:
+        self.client = client
+
+    async def evalsha_many(self, calls: list[Call]) -> list[Any]:
+        if len(calls) == 1:
+            sha, keys, args = calls[0]
+            try:
+                return [await self.client.evalsha(sha, len(keys), *keys, *args)]
+            except NoScriptError as exc:
+                return [exc]
+        pipe = self.client.pipeline(transaction=False)
+        for sha, keys, args in calls:
+            pipe.evalsha(sha, len(keys), *keys, *args)
+        return list(await pipe.execute(raise_on_error=False))
+
+    async def script_load(self, script: str) -> None:
+        await self.client.script_load(script)
+
+
+class AsyncShards(AsyncTarget):
+    """A Redis Cluster: a batch is one pipeline per shard it touches, sent together."""
+
+    def __init__(
+        self, cluster: AsyncRedisCluster, node_client: Callable[[str, int], aioredis.Redis]
+    ) -> None:
+        self.cluster, self._node_client = cluster, node_client
+        self._nodes: dict[str, AsyncTarget] = {}
+
+    async def evalsha_many(self, calls: list[Call]) -> list[Any]:
+        await self.cluster.initialize()  # learns the layout once; a no-op after
+        shares: dict[str, list[int]] = {}
+        for i, (_, keys, _args) in enumerate(calls):
+            shares.setdefault(self._node_of(keys[0]), []).append(i)
+        results: list[Any] = [None] * len(calls)
+        replies = await asyncio.gather(
+            *(self._nodes[name].evalsha_many([calls[i] for i in share])
+              for name, share in shares.items())
+        )  # fmt: skip
+        for share, reply in zip(shares.values(), replies, strict=True):
+            for i, result in zip(share, reply, strict=True):
+                results[i] = result
+        for i, result in enumerate(results):
+            if _redirected(result):
+                results[i] = await self._through_cluster(calls[i])
+        return results
+
+    def _node_of(self, key: str) -> str:
+        node = self.cluster.get_node_from_key(key)
+        if node.name not in self._nodes:
+            self._nodes[node.name] = AsyncTarget(self._node_client(node.host, node.port))
+        return str(node.name)
+
+    async def _through_cluster(self, call: Call) -> Any:
+        sha, keys, args = call
+        try:
+            return await self.cluster.evalsha(sha, len(keys), *keys, *args)
+        except ResponseError as exc:
+            return exc
+
+    async def script_load(self, script: str) -> None:
+        await self.cluster.script_load(script)  # on every primary
+
+
+def evalsha_many_sync(client: redis.Redis | RedisCluster, calls: list[Call]) -> list[Any]:
+    """The same from a thread: one pipeline, or on a cluster one per shard (in turn)."""
+    if not isinstance(client, RedisCluster):
+        return _pipeline_sync(client, calls)
+    shares: dict[str, list[int]] = {}
+    nodes: dict[str, redis.Redis] = {}
+    for i, (_, keys, _args) in enumerate(calls):
+        node = client.get_node_from_key(keys[0])
+        nodes[node.name] = node.redis_connection or client.get_redis_connection(node)
+        shares.setdefault(node.name, []).append(i)
+    results: list[Any] = [None] * len(calls)
+    for name, share in shares.items():
+        for i, result in zip(share, _pipeline_sync(nodes[name], [calls[i] for i in share]),
+                             strict=True):  # fmt: skip
+            results[i] = result
+    for i, result in enumerate(results):
+        if _redirected(result):
+            sha, keys, args = calls[i]
+            try:
+                results[i] = client.evalsha(sha, len(keys), *keys, *args)
+            except ResponseError as exc:
+                results[i] = exc
+    return results
+
+
+def _pipeline_sync(client: redis.Redis, calls: list[Call]) -> list[Any]:
+    pipe = client.pipeline(transaction=False)
+    for sha, keys, args in calls:
+        pipe.evalsha(sha, len(keys), *keys, *args)
+    return list(pipe.execute(raise_on_error=False))
