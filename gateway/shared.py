@@ -14,6 +14,8 @@ import redis.asyncio as aioredis
 from django.conf import settings
 from redis.exceptions import RedisError
 
+from accounts import redis_keys
+from accounts.redis_client import AsyncClient, async_cluster_client, is_cluster
 from billing.breaker import REDIS, REDIS_DOWN
 
 log = logging.getLogger(__name__)
@@ -22,7 +24,7 @@ T = TypeVar("T")
 K = TypeVar("K")
 V = TypeVar("V")
 POOL_SIZE = 16
-_clients: dict[tuple[asyncio.AbstractEventLoop, str], aioredis.Redis] = {}
+_clients: dict[tuple[asyncio.AbstractEventLoop, str], AsyncClient] = {}
 
 
 class Unshared:
@@ -33,11 +35,11 @@ UNSHARED = Unshared()
 
 
 def org_key(org_id: int, kind: str, name: str) -> str:
-    """A key of one organization; the hash tag keeps an organization's keys in one slot."""
-    return f"momor:{{org:{org_id}}}:{kind}:{name}"
+    """A key of one organization, in its slot (`accounts.redis_keys`)."""
+    return redis_keys.org_key(org_id, kind, name)
 
 
-async def shared(command: Callable[[aioredis.Redis], Awaitable[T]]) -> T | Unshared:
+async def shared(command: Callable[[AsyncClient], Awaitable[T]]) -> T | Unshared:
     """Run a command on the shared Redis; UNSHARED when there is none or it cannot answer."""
     if not settings.REDIS_URL or not REDIS.allow():
         return UNSHARED
@@ -54,13 +56,18 @@ async def shared(command: Callable[[aioredis.Redis], Awaitable[T]]) -> T | Unsha
     return result
 
 
-def _client() -> aioredis.Redis:
+def _client() -> AsyncClient:
     place = (asyncio.get_running_loop(), settings.REDIS_URL)
     client = _clients.get(place)
     if client is None:
         for closed in [key for key in _clients if key[0].is_closed()]:
             del _clients[closed]
         timeout = settings.MOMOR_REDIS_TIMEOUT_SECONDS
+        if is_cluster(settings.REDIS_URL):
+            client = _clients[place] = async_cluster_client(
+                settings.REDIS_URL, socket_timeout=timeout, socket_connect_timeout=timeout
+            )
+            return client
         pool = aioredis.BlockingConnectionPool.from_url(
             settings.REDIS_URL, max_connections=POOL_SIZE, timeout=timeout,
             socket_timeout=timeout, socket_connect_timeout=timeout,
