@@ -41,7 +41,6 @@ def _still_allowed(session_key: str | None, user_id: int, org_id: int) -> bool:
 class GenerationFeed(AsyncJsonWebsocketConsumer):
     group: str | None = None
     org_id: int | None = None
-    user_id: int | None = None
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -54,7 +53,7 @@ class GenerationFeed(AsyncJsonWebsocketConsumer):
             await self.close(code=4403)
             return
         remember_loop()
-        self.org_id, self.user_id, self.group = org_id, user.pk, group_name(org_id)
+        self.org_id, self.group = org_id, group_name(org_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
 
@@ -71,9 +70,10 @@ class GenerationFeed(AsyncJsonWebsocketConsumer):
         await self.send_json({"generation": event["generation"]})
 
     async def _still_allowed(self) -> bool:
-        if self.org_id is None or self.user_id is None:
+        user = self.scope.get("user")
+        if self.org_id is None or user is None:
             return False
         session_key = self.scope["session"].session_key
         check = database_sync_to_async(_still_allowed)
-        allowed: bool = await check(session_key, self.user_id, self.org_id)
+        allowed: bool = await check(session_key, user.pk, self.org_id)
         return allowed
