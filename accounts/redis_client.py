@@ -52,7 +52,7 @@ def sync_client(url: str, **options: Any) -> SyncClient:
     if not is_cluster(url):
         return redis.Redis.from_url(url, **options)
     nodes, connection = cluster_nodes(url)
-    seeds = [ClusterNode(host, port) for host, port in nodes]
+    seeds = [ClusterNode(host, port) for host, port in nodes]  # type: ignore[no-untyped-call]
     return RedisCluster(startup_nodes=seeds, **connection, **options)
 
 

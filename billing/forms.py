@@ -56,9 +56,11 @@ class UsageForm(forms.Form):
 
     def __init__(self, query: Mapping[str, Any] | None = None) -> None:
         super().__init__({"days": str(DEFAULT_DAYS), "split": "model"})
+        data = dict(self.data)
         for name, value in (query or {}).items():
-            if name in self.data and self._offers(name, value):
-                self.data[name] = value
+            if name in data and self._offers(name, value):
+                data[name] = value
+        self.data = data
 
     def _offers(self, name: str, value: object) -> bool:
         choices = self.fields[name].choices  # type: ignore[attr-defined]

@@ -11,7 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Case, CharField, Count, Sum, Value, When
+from django.db.models import Case, CharField, Count, QuerySet, Sum, Value, When
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce, Substr, TruncDate
 from django.utils import timezone
@@ -46,19 +46,21 @@ def rollup_add(generation: Generation) -> None:
         cursor.execute(_UPSERT, [*slot, *sums])
 
 
-def slot_annotations() -> dict[str, Any]:
-    """A generation's daily-usage slot, computed in SQL (for the backfill)."""
+def slotted(generations: QuerySet[Any]) -> QuerySet[Any]:
+    """The generations' daily-usage slots, computed in SQL (for the backfill): `day`, `key`,
+    `app_` and `requested` beside the organization, model and provider."""
     first = Coalesce(KT("selectors__0"), Value(""))
-    return {
-        "day": TruncDate("created_at"),
-        "key": Coalesce("api_key_id", 0),
-        "app_": Substr("app", 1, APP_CHARS),
-        "requested": Case(
+    slots: QuerySet[Any] = generations.annotate(
+        day=TruncDate("created_at"),
+        key=Coalesce("api_key_id", 0),
+        app_=Substr("app", 1, APP_CHARS),
+        requested=Case(
             When(model="", then=Substr(first, 1, APP_CHARS)),
             default=Value(""),
             output_field=CharField(),
         ),
-    }
+    ).values("organization_id", "day", "model", "provider", "key", "app_", "requested")
+    return slots
 
 
 def _start_of(day: date) -> datetime:
@@ -75,16 +77,11 @@ def rollups_rebuild(since: date, until: date, organization_id: int | None = None
     if organization_id is not None:
         generations = generations.filter(organization_id=organization_id)
         rollups = rollups.filter(organization_id=organization_id)
-    grouped = (
-        generations.order_by()
-        .annotate(**slot_annotations())
-        .values("organization_id", "day", "model", "provider", "key", "app_", "requested")
-        .annotate(
-            calls=Count("pk"),
-            prompt=Sum("prompt_tokens"),
-            completion=Sum("completion_tokens"),
-            spent=Coalesce(Sum("cost"), Value(Decimal(0))),
-        )
+    grouped = slotted(generations.order_by()).annotate(
+        calls=Count("pk"),
+        prompt=Sum("prompt_tokens"),
+        completion=Sum("completion_tokens"),
+        spent=Coalesce(Sum("cost"), Value(Decimal(0))),
     )
     with transaction.atomic():
         rollups.delete()

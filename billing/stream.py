@@ -129,13 +129,13 @@ class RecordsConsumer:
     def _read(self, since: str, block_ms: int | None) -> Found:
         client = self.client
         if not isinstance(client, RedisCluster):
-            streams = dict.fromkeys(self.streams, since)
+            streams: dict[Any, Any] = dict.fromkeys(self.streams, since)
             found: Any = client.xreadgroup(GROUP, self.name, streams, count=BATCH, block=block_ms)
             return [(stream.decode(), list(entries)) for stream, entries in found or [] if entries]
         return self._read_each(client, since, block_ms)
 
     def _read_each(self, client: RedisCluster, since: str, block_ms: int | None) -> Found:
-        pipe = client.pipeline()
+        pipe = client.pipeline()  # type: ignore[no-untyped-call]
         for stream in self.streams:
             pipe.xreadgroup(GROUP, self.name, {stream: since}, count=BATCH)
         replies = pipe.execute(raise_on_error=False)

@@ -23,15 +23,17 @@ from django.conf import settings  # noqa: E402
 from django.urls import path  # noqa: E402
 
 from billing.consumers import GenerationFeed  # noqa: E402
-from gateway.body_limit import BodyLimit, WebsocketMessageLimit  # noqa: E402
+from gateway.body_limit import ASGIApp, BodyLimit, WebsocketMessageLimit  # noqa: E402
 from gateway.lean import LeanCompletions  # noqa: E402
 from gateway.lifespan import lifespan  # noqa: E402
 from gateway.ops.routes import OperationsRoutes  # noqa: E402
 from gateway.ops.setup import serve_metrics_port  # noqa: E402
 
-http_app = LeanCompletions(django_asgi_app) if settings.MOMOR_LEAN_COMPLETIONS else django_asgi_app
+served: ASGIApp = (
+    LeanCompletions(django_asgi_app) if settings.MOMOR_LEAN_COMPLETIONS else django_asgi_app
+)
 # The probes and /metrics answer ahead of everything: no authentication, limit or record.
-http_app = OperationsRoutes(http_app)
+http_app = OperationsRoutes(served)
 serve_metrics_port()
 body_limit = BodyLimit(http_app, settings.MOMOR_MAX_BODY_BYTES, settings.MOMOR_BODY_TIMEOUT)
 if "daphne.server" in sys.modules:  # served by Daphne: see momor/under_daphne.py

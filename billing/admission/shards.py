@@ -83,8 +83,10 @@ class AsyncShards(AsyncTarget):
 
     def _node_of(self, key: str) -> str:
         node = self.cluster.get_node_from_key(key)
+        if node is None:
+            raise ResponseError(f"no cluster node holds the slot of {key}")
         if node.name not in self._nodes:
-            self._nodes[node.name] = AsyncTarget(self._node_client(node.host, node.port))
+            self._nodes[node.name] = AsyncTarget(self._node_client(node.host, int(node.port)))
         return str(node.name)
 
     async def _through_cluster(self, call: Call) -> Any:
@@ -105,7 +107,7 @@ def evalsha_many_sync(client: redis.Redis | RedisCluster, calls: list[Call]) -> 
     shares: dict[str, list[int]] = {}
     nodes: dict[str, redis.Redis] = {}
     for i, (_, keys, _args) in enumerate(calls):
-        node = client.get_node_from_key(keys[0])
+        node = client.get_node_from_key(keys[0])  # type: ignore[no-untyped-call]
         nodes[node.name] = node.redis_connection or client.get_redis_connection(node)
         shares.setdefault(node.name, []).append(i)
     results: list[Any] = [None] * len(calls)

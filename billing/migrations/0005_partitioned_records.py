@@ -28,14 +28,12 @@ def _partition(apps: Any, schema_editor: Any) -> None:
 
 
 def _daily_rollups(apps: Any, schema_editor: Any) -> None:
-    from billing.rollups import slot_annotations
+    from billing.rollups import slotted
 
     Generation = apps.get_model("billing", "Generation")
     DailyRollup = apps.get_model("billing", "DailyRollup")
     grouped = (
-        Generation.objects.order_by()
-        .annotate(**slot_annotations())
-        .values("organization_id", "day", "model", "provider", "key", "app_", "requested")
+        slotted(Generation.objects.order_by())
         .annotate(
             n=Count("pk"),
             prompt=Sum("prompt_tokens"),

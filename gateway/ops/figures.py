@@ -17,8 +17,9 @@ from django.db import DatabaseError
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from accounts.redis_client import SyncClient, sync_client
+from accounts.redis_keys import records_streams
 from billing import recording
-from billing.admission.redis_store import RECORDS_STREAM
 from billing.breaker import REDIS, REDIS_DOWN
 from billing.journal import SUFFIX
 from billing.models import DeadLetter
@@ -76,18 +77,27 @@ def _journal() -> tuple[int, int]:
 def _redis_figures(figures: Figures) -> None:
     if not settings.REDIS_URL or not REDIS.closed:
         return
+    streams = records_streams()
     try:
-        client = _client(settings.REDIS_URL)
-        with client.pipeline(transaction=False) as pipe:
-            pipe.xlen(RECORDS_STREAM)
-            pipe.xrange(RECORDS_STREAM, count=1)
-            pipe.llen(CELERY_QUEUE)
-            backlog, oldest, queued = pipe.execute()
+        with _client(settings.REDIS_URL).pipeline(transaction=False) as pipe:
+            for stream in streams:
+                pipe.xlen(stream)
+                pipe.xrange(stream, count=1)
+            replies = pipe.execute()
+        figures.celery_queue = _queued()
     except (*REDIS_DOWN, redis.RedisError) as exc:
         log.warning("metrics: Redis did not answer (%s)", type(exc).__name__)
         return
-    figures.stream_backlog, figures.celery_queue = int(backlog), int(queued)
-    figures.stream_lag_seconds = _lag(oldest)
+    figures.stream_backlog = sum(int(length) for length in replies[0::2])
+    figures.stream_lag_seconds = max((_lag(oldest) for oldest in replies[1::2]), default=0.0)
+
+
+def _queued() -> int | None:
+    """Messages in the Celery queue, where the broker is a Redis (RabbitMQ keeps its own)."""
+    broker = settings.CELERY_BROKER_URL or ""
+    if not broker.startswith(("redis://", "rediss://", "unix://")):
+        return None
+    return int(_client(broker).llen(CELERY_QUEUE))
 
 
 def _lag(oldest: list[tuple[bytes, object]]) -> float:
@@ -99,14 +109,14 @@ def _lag(oldest: list[tuple[bytes, object]]) -> float:
     return max(time.time() - added_ms / 1000, 0.0)
 
 
-_clients: dict[str, redis.Redis] = {}
+_clients: dict[str, SyncClient] = {}
 
 
-def _client(url: str) -> redis.Redis:
+def _client(url: str) -> SyncClient:
     client = _clients.get(url)
     if client is None:
         bound = settings.MOMOR_PROBE_TIMEOUT_SECONDS
-        client = _clients[url] = redis.Redis.from_url(
+        client = _clients[url] = sync_client(
             url, socket_timeout=bound, socket_connect_timeout=bound
         )
     return client
