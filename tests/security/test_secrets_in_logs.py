@@ -33,7 +33,7 @@ from accounts.models import SavedKey
 from gateway.snapshot import catalog_build
 saved = SavedKey.objects.get().secret
 env_key = catalog_build().providers["anthropic"].momor_key
-log = logging.getLogger("gateway.relay")
+log = logging.getLogger("gateway.failover")
 log.warning("provider said: %s", "Incorrect API key provided: " + saved)
 log.warning("upstream refused the key %s", env_key)
 log.warning("client sent %s with Authorization: Bearer %s", "{momor_key}", "{bearer}")
