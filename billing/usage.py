@@ -23,6 +23,7 @@ from billing.models import DailyRollup, Generation, GenerationTotals
 Split = Literal["model", "provider", "app"]
 METRICS = ("cost", "tokens", "calls")
 NOT_SERVED = "not served"
+NO_APP = "(none)"
 
 
 def seen_values(organization_id: int, field_name: str) -> list[str]:
@@ -109,17 +110,17 @@ def daily_usage(organization_id: int, since: date, until: date, split: Split) ->
         )
         .order_by()
     )
-    return _tabulate(rows, since, until)
+    return _tabulate(rows, since, until, split)
 
 
-def _tabulate(rows: Iterable[Any], since: date, until: date) -> DailyUsage:
+def _tabulate(rows: Iterable[Any], since: date, until: date, split: Split) -> DailyUsage:
     days = [since + timedelta(days=n) for n in range((until - since).days + 1)]
     index = {day: n for n, day in enumerate(days)}
     table: dict[str, dict[str, list[float]]] = {
         m: defaultdict(lambda: [0.0] * len(days)) for m in METRICS
     }
     for row in rows:
-        name = row["name"] or _not_served(row["requested"])
+        name = row["name"] or _unnamed(split, row["requested"])
         for metric in METRICS:
             table[metric][name][index[row["day"]]] += float(row[metric] or 0)
     series = sorted(table["calls"], key=lambda name: -sum(table["calls"][name]))
@@ -129,8 +130,11 @@ def _tabulate(rows: Iterable[Any], since: date, until: date) -> DailyUsage:
     return usage
 
 
-def _not_served(requested: str | None) -> str:
-    """The series of calls no model (or provider) served: what they asked for."""
+def _unnamed(split: Split, requested: str | None) -> str:
+    """The series of calls without a name in the split: no app, or no model (or provider)
+    served them, when it is what they asked for."""
+    if split == "app":
+        return NO_APP
     return f"{requested} (not served)" if requested else NOT_SERVED
 
 

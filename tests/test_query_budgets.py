@@ -266,7 +266,7 @@ MEMBER_PAGES = {
     "/usage/": 5,
     "/generations/": 8,
     "/generations/export.csv": 6,
-    "/playground/": 5,
+    "/playground/": 18,  # the snapshot built once, as above
 }
 
 

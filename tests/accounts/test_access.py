@@ -16,7 +16,7 @@ from accounts.permissions import SESSION_ORG
 from billing.ledger import ledger_post
 from billing.models import EntryKind
 from tests.conftest import make_key, make_user
-from tests.ui_helpers import make_generation, signed_in
+from tests.ui_helpers import make_generation, signed_in, streamed
 
 pytestmark = pytest.mark.django_db
 
@@ -44,7 +44,7 @@ MARKERS = ["acme-prod-key", "acme-azure-label", "acme/private-model", "acme-note
 def test_no_page_shows_another_organizations_things(mallory, acme_things, path) -> None:  # type: ignore[no-untyped-def]
     response = signed_in(mallory).get(path)
     assert response.status_code == 200
-    page = response.content.decode()
+    page = streamed(response) if response.streaming else response.content.decode()
     assert [marker for marker in MARKERS if marker in page] == []
 
 

@@ -101,6 +101,11 @@ def test_the_record_appears_within_a_second_with_every_attempt_and_its_cost(
             "cache_read": "0.000000",
             "cache_write": "0.000000",
         },
+        "request_id": None,
+        "session_id": None,
+        "app": None,
+        "referer": None,
+        "routing": {},
     }
     assert [
         (a["position"], a["provider"], a["region"], a["key"], a["http_status"], a["cost"])
