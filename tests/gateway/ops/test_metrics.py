@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from billing.models import Generation
+from gateway.ops import metrics
 from gateway.ops.metrics import LATENCY_BUCKETS
 from tests.conftest import make_key, make_org
 from tests.gateway.calls import (
@@ -21,6 +22,14 @@ from tests.gateway.calls import (
 from tests.gateway.conftest import World
 from tests.gateway.ops.scrape import changes, sample, scrape
 from tests.gateway.test_failover import unreachable
+
+
+@pytest.fixture(autouse=True)
+def fresh_organization_labels() -> None:
+    """Each test's organizations among the first the process labels (earlier tests in the
+    same process have seen others)."""
+    metrics.configure()
+
 
 PER_CALL = (
     "momor_calls_total",
