@@ -1,20 +1,24 @@
 """Realistic call records made fast, for benchmarks and demonstrations: generations (and one
-attempt each) spread evenly over the past days, oldest first, written by PostgreSQL itself
-from generate_series in batches (no row passes through Python or the ORM), then rolled up
-into the daily usage."""
+attempt each) spread evenly over the past days, oldest first, then rolled up into the daily
+usage. PostgreSQL writes them itself from generate_series in batches (no row passes through
+Python); SQLite (embedded mode) is given them in bulk inserts of a batch each."""
 
 from __future__ import annotations
 
+import random
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 from django.db import connection, transaction
 from django.utils import timezone
 
+from billing.models import Attempt, Generation
 from billing.partitions import partitions_ensure
 from billing.rollups import rollups_rebuild
 
 BATCH = 250_000
+SQLITE_BATCH = 5_000
 
 # model, provider, USD per million prompt tokens, per million completion tokens
 OFFERINGS = (
@@ -80,21 +84,71 @@ FROM made
 def generations_seed(organization_id: int, count: int, days: int, key_ids: list[int]) -> int:
     """Store `count` generations of the organization, made over the last `days` days by its
     keys (`key_ids`; none: calls without a key), and their daily usage; returns the count."""
-    if connection.vendor != "postgresql":
-        raise NotImplementedError("seeding needs PostgreSQL")
     end = timezone.now()
     start = end - timedelta(days=days)
-    partitions_ensure(start.date(), end.date())
     params = _parameters(organization_id, start, days, key_ids)
+    if connection.vendor == "postgresql":
+        _seed_in_postgresql(params, count, start, end)
+    else:
+        _seed_in_batches(params, count)
+    rollups_rebuild(timezone.localtime(start).date(), timezone.localdate(), organization_id)
+    with connection.cursor() as cursor:  # plans for the new rows without waiting on autovacuum
+        for table in ("billing_generation", "billing_attempt", "billing_dailyrollup"):
+            cursor.execute(f"ANALYZE {table}")
+    return count
+
+
+def _seed_in_postgresql(params: dict[str, Any], count: int, start: datetime, end: datetime) -> None:
+    partitions_ensure(start.date(), end.date())
     for first in range(1, count + 1, BATCH):
         last = min(first + BATCH - 1, count)
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("SET LOCAL synchronous_commit TO off")  # a seed can be run again
             cursor.execute(_SEED, {**params, "first": first, "last": last, "count": count})
-    rollups_rebuild(timezone.localtime(start).date(), timezone.localdate(), organization_id)
-    with connection.cursor() as cursor:  # plans for the new rows without waiting on autovacuum
-        cursor.execute("ANALYZE billing_generation, billing_attempt, billing_dailyrollup")
-    return count
+
+
+def _seed_in_batches(params: dict[str, Any], count: int) -> None:
+    """The same draws as `_SEED`, made here and stored a batch per bulk insert."""
+    for first in range(1, count + 1, SQLITE_BATCH):
+        made = [
+            _drawn(params, g, count) for g in range(first, min(first + SQLITE_BATCH, count + 1))
+        ]
+        with transaction.atomic():
+            Generation.objects.bulk_create(made)
+            Attempt.objects.bulk_create(_attempt_of(g) for g in made)
+
+
+def _drawn(params: dict[str, Any], g: int, count: int) -> Generation:
+    model, provider, prompt_price, completion_price = random.choice(OFFERINGS)  # noqa: S311
+    served = random.random() < 0.97  # noqa: S311
+    prompt = random.randint(50, 4050) if served else 0  # noqa: S311
+    completion = random.randint(10, 1010) if served else 0  # noqa: S311
+    latency = random.randint(200, 4200)  # noqa: S311
+    cost = Decimal(str(prompt_price)) * prompt + Decimal(str(completion_price)) * completion
+    moment = params["start"] + params["span"] * ((g - 1 + random.random()) / count)  # noqa: S311
+    return Generation(
+        request_id=f"{params['prefix']}{g}", organization_id=params["org"],
+        api_key_id=random.choice(params["keys"]), selectors=[model], model=model,  # noqa: S311
+        provider=provider, streamed=random.random() < 0.6,  # noqa: S311
+        status="success" if served else "failed", http_status=200 if served else 502,
+        error="" if served else "upstream answered 502", finish_reason="stop" if served else "",
+        native_finish_reason="stop" if served else "", prompt_tokens=prompt,
+        completion_tokens=completion, cost=(cost / 1_000_000).quantize(Decimal("1e-9")),
+        prices={"prompt": str(prompt_price), "completion": str(completion_price)},
+        latency_ms=latency, first_token_ms=latency // 4, created_at=moment,
+    )  # fmt: skip
+
+
+def _attempt_of(generation: Generation) -> Attempt:
+    return Attempt(
+        generation=generation, created_at=generation.created_at, position=0,
+        model=generation.model, provider=generation.provider,
+        upstream_id=generation.model.split("/", 1)[1], key_source="momor",
+        http_status=generation.http_status, error=generation.error,
+        latency_ms=generation.latency_ms, first_token_ms=generation.first_token_ms,
+        prompt_tokens=generation.prompt_tokens, completion_tokens=generation.completion_tokens,
+        cost=generation.cost, prices=generation.prices,
+    )  # fmt: skip
 
 
 def _parameters(org: int, start: datetime, days: int, key_ids: list[int]) -> dict[str, Any]:

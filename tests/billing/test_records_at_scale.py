@@ -6,8 +6,12 @@ often a record is delivered, the backfill rebuilds them, and seeding writes real
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +24,7 @@ from billing.partitions import partition_name, partitions_ensure
 from billing.recording import drain, record_call
 from billing.usage import with_spend
 from tests.billing.records import a_record
+from tests.child_process import ROOT
 from tests.conftest import make_key, make_org
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -167,3 +172,38 @@ def test_seeding_writes_realistic_calls_and_their_rollups(acme_funded: Organizat
 def test_seeding_refuses_an_unknown_organization(db: None) -> None:
     with pytest.raises(CommandError, match="no organization 'nobody'"):
         call_command("seed_generations", "--org", "nobody", "--count", "10")
+
+
+SQLITE_COUNTS = """
+from billing.models import Attempt, DailyRollup, Generation
+from django.db.models import Sum
+rolled = DailyRollup.objects.aggregate(calls=Sum("calls"), cost=Sum("cost"))
+spent = Generation.objects.aggregate(c=Sum("cost"))["c"]
+print(Generation.objects.count(), Attempt.objects.count(), rolled["calls"],
+      round(rolled["cost"], 6) == round(spent, 6) > 0)
+"""
+
+
+def test_seeding_writes_the_same_records_on_sqlite(tmp_path: Path) -> None:
+    """SQLite sums decimals in floating point: the totals agree to a millionth of a dollar."""
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'momor.sqlite3'}"}
+
+    def run(*args: str) -> str:
+        done = subprocess.run(  # noqa: S603 - our own manage.py
+            [sys.executable, "manage.py", *args], cwd=ROOT, env=env,
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    run("migrate", "-v", "0")
+    run("create_org", "seeded", "--credits", "10")
+    assert "seeded: 12000 generations" in run(
+        "seed_generations", "--org", "seeded", "--count", "12000", "--days", "20"
+    )
+    assert run("shell", "-v", "0", "-c", SQLITE_COUNTS).split() == [
+        "12000",
+        "12000",
+        "12000",
+        "True",
+    ]
