@@ -22,6 +22,7 @@ from django_stubs_ext import StrOrPromise
 from accounts.formatting import clipped
 from accounts.key_env import key_env_problem
 from accounts.secrets import readable
+from gateway.catalog.loader import OFFERING_CAPABILITIES, OFFERING_PRICES
 from gateway.figures import figures_of
 from gateway.models import Model as CatalogModel
 from gateway.models import Offering, Provider, Region
@@ -32,6 +33,11 @@ def _https_formfield(field: models.Field[Any, Any], **kwargs: Any) -> forms.Fiel
     if isinstance(field, models.URLField):
         kwargs["assume_scheme"] = "https"
     return field.formfield(**kwargs)
+
+
+PROVIDER_FIELDS = [
+    "name", "display_name", "api", "base_url", "key_env", "zdr", "collects_data", "locations",
+]  # fmt: skip
 
 
 class ProviderForm(forms.ModelForm[Provider]):
@@ -51,16 +57,7 @@ class ProviderForm(forms.ModelForm[Provider]):
 
     class Meta:
         model = Provider
-        fields = [
-            "name",
-            "display_name",
-            "api",
-            "base_url",
-            "key_env",
-            "zdr",
-            "collects_data",
-            "locations",
-        ]
+        fields = PROVIDER_FIELDS
         formfield_callback = _https_formfield
 
     def clean_key_env(self) -> str:
@@ -113,18 +110,7 @@ class ProviderAdmin(admin.ModelAdmin[Provider]):
     form = ProviderForm
     formfield_overrides = URL_OVERRIDES
     inlines = [RegionInline]
-    fields = [
-        "name",
-        "display_name",
-        "api",
-        "base_url",
-        "key_env",
-        "zdr",
-        "collects_data",
-        "locations",
-        "new_key",
-        "clear_key",
-    ]
+    fields = [*PROVIDER_FIELDS, "new_key", "clear_key"]
     list_display = ["name", "api", "endpoint", "key_env", "has_stored_key", "key_state", "zdr"]
     list_editable = ["zdr"]
     list_filter = ["api", "zdr"]
@@ -169,16 +155,8 @@ class OfferingForm(forms.ModelForm[Offering]):
             "provider",
             "region",
             "upstream_id",
-            "prompt_price",
-            "completion_price",
-            "cache_read_price",
-            "cache_write_price",
-            "tools",
-            "json_schema",
-            "reasoning_efforts",
-            "input_modalities",
-            "parameters",
-            "quantization",
+            *OFFERING_PRICES,
+            *OFFERING_CAPABILITIES,
             "enabled",
         ]
 
