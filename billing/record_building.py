@@ -22,6 +22,7 @@ class Offer:
     upstream_id: str
     key_source: str
     prices: dict[str, str]
+    offering_id: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,7 @@ def new_attempt(record: CallRecord, offer: Offer) -> AttemptRecord:
         upstream_id=offer.upstream_id,
         key_source=offer.key_source,
         prices=offer.prices,
+        offering_id=offer.offering_id,
     )
     record.attempts.append(row)
     return row

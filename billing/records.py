@@ -37,6 +37,8 @@ class AttemptRecord:
     latency_ms: int = 0
     first_token_ms: int | None = None
     tokens: TokenCounts | None = None
+    offering_id: int = 0
+    """The catalog offering tried (0 in records from before it was kept)."""
 
 
 @dataclass(slots=True)

@@ -16,10 +16,13 @@ class GatewayConfig(AppConfig):
     def ready(self) -> None:
         # Imported once the models are loaded, as Django requires of modules that define or
         # query them.
+        from billing.observers import watch
+        from gateway import figures
         from gateway.ops.setup import install
         from gateway.places import CatalogPlaces
 
         register_provider_places(CatalogPlaces())
+        watch(figures.observe)  # the sorts' figures, from each handed-off call
         install()
         configure_outbound()
         setting_changed.connect(_outbound_setting_changed)

@@ -60,6 +60,7 @@ class Attempt:
                 upstream_id=offering.upstream_id,
                 key_source=candidate.key_source,
                 prices=offering.prices.as_dict(),
+                offering_id=offering.id,
             ),
         )
         self.secrets: tuple[str, ...] = ()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -34,7 +34,7 @@ from gateway.errors import (
     unsupported_media_type,
 )
 from gateway.failover import answer
-from gateway.figures import figures_of, note_call
+from gateway.figures import figures_of
 from gateway.ops import metrics
 from gateway.ops.tracing import TRACER
 from gateway.options import CallOptions, read_options, requested_selectors, strip_routing
@@ -84,7 +84,6 @@ async def complete(
     except GatewayError as exc:
         await _rated(exc, route)
         await _refused(record, exc)
-        route.noted()
         raise
     except asyncio.CancelledError:
         record.status, record.error = "cancelled", "The client went away before the answer."
@@ -97,9 +96,6 @@ async def complete(
     answered.headers.update(route.echo)
     if isinstance(answered.body, bytes):
         await _hand_off(record)  # durable before the body is sent
-        route.noted()
-    else:
-        answered.body = _noted_at_end(answered.body, route)
     return answered
 
 
@@ -119,23 +115,6 @@ class Route:
         self.tags = CallTags()
         self.plan = Plan()
         self.echo: dict[str, str] = {}
-
-    def noted(self) -> None:
-        """The call's tries added to their offerings' figures."""
-        offering_ids = {
-            (c.offering.model_id, c.offering.provider.name, c.offering.region): c.offering.id
-            for c in self.plan.found
-        }
-        note_call(self.record, offering_ids)
-
-
-async def _noted_at_end(body: AsyncIterator[bytes], route: Route) -> AsyncIterator[bytes]:
-    try:
-        async for chunk in body:
-            yield chunk
-    finally:
-        await body.aclose()  # type: ignore[attr-defined]
-        route.noted()
 
 
 async def _rated(exc: GatewayError, route: Route) -> GatewayError:
@@ -197,7 +176,6 @@ async def _planned(route: Route) -> tuple[CallOptions, list[Candidate]]:
         found = stick(found, await session_pin(caller.org.id, tags.session_id))
     if not options.prefs.allow_fallbacks:
         found = found[:1]
-    route.plan.found = found
     return options, found
 
 

@@ -12,7 +12,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from billing.records import AttemptRecord, CallRecord
+from billing.observers import HandedOff
+from billing.records import AttemptRecord
 from gateway.shared import Unshared, shared
 
 WINDOW_MINUTES = 15
@@ -67,14 +68,13 @@ def measured(attempt: AttemptRecord) -> dict[str, int] | None:
     return counts
 
 
-def note_call(record: CallRecord, offering_ids: dict[tuple[str, str, str], int]) -> None:
-    """Add a finished call's tries to their offerings' figures, off the call's path."""
+def observe(handed: HandedOff) -> None:
+    """Add a handed-off call's tries to their offerings' figures, off the call's path."""
     found = []
-    for attempt in record.attempts:
+    for attempt in handed.record.attempts:
         counts = measured(attempt)
-        offering = offering_ids.get((attempt.model, attempt.provider, attempt.region))
-        if counts is not None and offering is not None:
-            found.append((offering, counts))
+        if counts is not None and attempt.offering_id:
+            found.append((attempt.offering_id, counts))
     if found:
         task = asyncio.get_running_loop().create_task(_note(found))
         _noting.add(task)

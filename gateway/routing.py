@@ -65,9 +65,8 @@ def needs_of(body: dict[str, Any]) -> Needs:
 
 @dataclass(slots=True)
 class Plan:
-    """The candidates in the order they are tried, and each offering the filters left out."""
+    """Each offering the filters left out."""
 
-    found: list[Candidate] = field(default_factory=list)
     excluded: list[dict[str, str]] = field(default_factory=list)
     by_price: bool = False
     """The price ceiling left out an offering every other filter let through."""
@@ -114,7 +113,6 @@ def candidates(
     found = [c for o in capable for c in keyed(o, org, zdr)]
     if not found:
         raise _no_key(options, zdr)
-    plan.found = found
     return found
 
 
