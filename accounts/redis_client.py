@@ -56,6 +56,24 @@ def sync_client(url: str, **options: Any) -> SyncClient:
     return RedisCluster(startup_nodes=seeds, **connection, **options)
 
 
+def async_client(
+    url: str,
+    *,
+    pool_size: int,
+    timeout: float,
+    connection_class: type[aioredis.Connection] = aioredis.Connection,
+) -> AsyncClient:
+    """An asyncio client of the Redis or cluster the URL names, every call bounded by
+    `timeout`; on one Redis, calls past `pool_size` at once wait for a connection."""
+    if is_cluster(url):
+        return async_cluster_client(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url, max_connections=pool_size, timeout=timeout, socket_timeout=timeout,
+        socket_connect_timeout=timeout, connection_class=connection_class,
+    )  # fmt: skip
+    return aioredis.Redis(connection_pool=pool)
+
+
 def async_cluster_client(url: str, **options: Any) -> AsyncRedisCluster:
     """An asyncio client of the cluster the URL names."""
     nodes, connection = cluster_nodes(url)

@@ -10,12 +10,11 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
-import redis.asyncio as aioredis
 from django.conf import settings
 from redis.exceptions import RedisError
 
 from accounts import redis_keys
-from accounts.redis_client import AsyncClient, async_cluster_client, is_cluster
+from accounts.redis_client import AsyncClient, async_client
 from billing.breaker import REDIS, REDIS_DOWN
 
 log = logging.getLogger(__name__)
@@ -62,17 +61,9 @@ def _client() -> AsyncClient:
     if client is None:
         for closed in [key for key in _clients if key[0].is_closed()]:
             del _clients[closed]
-        timeout = settings.MOMOR_REDIS_TIMEOUT_SECONDS
-        if is_cluster(settings.REDIS_URL):
-            client = _clients[place] = async_cluster_client(
-                settings.REDIS_URL, socket_timeout=timeout, socket_connect_timeout=timeout
-            )
-            return client
-        pool = aioredis.BlockingConnectionPool.from_url(
-            settings.REDIS_URL, max_connections=POOL_SIZE, timeout=timeout,
-            socket_timeout=timeout, socket_connect_timeout=timeout,
-        )  # fmt: skip
-        client = _clients[place] = aioredis.Redis(connection_pool=pool)
+        client = _clients[place] = async_client(
+            settings.REDIS_URL, pool_size=POOL_SIZE, timeout=settings.MOMOR_REDIS_TIMEOUT_SECONDS
+        )
     return client
 
 

@@ -15,13 +15,7 @@ import redis.asyncio as aioredis
 from django.conf import settings
 from redis.exceptions import NoScriptError
 
-from accounts.redis_client import (
-    SyncClient,
-    async_cluster_client,
-    cluster_nodes,
-    is_cluster,
-    sync_client,
-)
+from accounts.redis_client import SyncClient, async_client, cluster_nodes, sync_client
 from accounts.redis_keys import org_group, org_key, org_prefix, records_stream
 from billing.admission.base import (
     UNPOSTED_TTL_MS,
@@ -241,18 +235,13 @@ class RedisStore(AdmissionStore):
         return target
 
     def _new_target(self) -> AsyncTarget:
-        timeout = settings.MOMOR_REDIS_TIMEOUT_SECONDS
-        if not is_cluster(self.url):
-            pool = aioredis.BlockingConnectionPool.from_url(
-                self.url, max_connections=POOL_SIZE, timeout=timeout,
-                socket_timeout=timeout, socket_connect_timeout=timeout,
-                connection_class=HiredisPackingConnection,
-            )  # fmt: skip
-            return AsyncTarget(aioredis.Redis(connection_pool=pool))
-        cluster = async_cluster_client(
-            self.url, socket_timeout=timeout, socket_connect_timeout=timeout
-        )
-        return AsyncShards(cluster, self._shard_client)
+        client = async_client(
+            self.url, pool_size=POOL_SIZE, timeout=settings.MOMOR_REDIS_TIMEOUT_SECONDS,
+            connection_class=HiredisPackingConnection,
+        )  # fmt: skip
+        if isinstance(client, aioredis.Redis):
+            return AsyncTarget(client)
+        return AsyncShards(client, self._shard_client)
 
     def _shard_client(self, host: str, port: int) -> aioredis.Redis:
         """A pool of POOL_SIZE connections to one shard of the cluster."""
