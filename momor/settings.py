@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import dj_database_url
@@ -31,8 +32,12 @@ ENCRYPTION_KEY = env_secret("MOMOR_ENCRYPTION_KEY")
 ALLOWED_HOSTS = env_list("MOMOR_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("MOMOR_CSRF_TRUSTED_ORIGINS", [])
 
+# Daphne's app makes `manage.py runserver` serve with Daphne; it imports Twisted, which no
+# other server needs (Daphne itself imports it when it serves).
+RUNSERVER_APPS = ["daphne"] if sys.argv[1:2] == ["runserver"] else []
+
 INSTALLED_APPS = [
-    "daphne",
+    *RUNSERVER_APPS,
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
