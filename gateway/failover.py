@@ -131,11 +131,19 @@ async def _open(call: Call, adapter: Adapter, attempt: Attempt) -> Response | No
         _uncarried(call, attempt, f"a value it could not translate ({type(exc).__name__})")
         return None
     try:
-        async with asyncio.timeout(settings.MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT):
+        async with asyncio.timeout(_head_timeout(call.options.stream)):
             return await send(prepared.url, prepared.headers, prepared.body)
     except (UpstreamError, TimeoutError) as exc:
         attempt.failed(Failure(None, transport_message(exc)))
         return None
+
+
+def _head_timeout(stream: bool) -> float:
+    """How long a try waits for the provider's response head: a plain answer's comes with the
+    whole answer, a stream's at once (a silent one fails over)."""
+    if stream:
+        return float(settings.MOMOR_UPSTREAM_STREAM_HEADERS_TIMEOUT)
+    return float(settings.MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT)
 
 
 def _uncarried(call: Call, attempt: Attempt, reason: str) -> None:

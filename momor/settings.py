@@ -217,6 +217,8 @@ MOMOR_LEAN_COMPLETIONS = env_bool("MOMOR_LEAN_COMPLETIONS", default=True)
 MOMOR_UPSTREAM_CONNECT_TIMEOUT = env_float("MOMOR_UPSTREAM_CONNECT_TIMEOUT", 10.0)
 MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT = env_float("MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT", 300.0)
 MOMOR_UPSTREAM_CHUNK_TIMEOUT = env_float("MOMOR_UPSTREAM_CHUNK_TIMEOUT", 120.0)
+# Providers send a stream's head at once: a streamed try with no head after this fails over.
+MOMOR_UPSTREAM_STREAM_HEADERS_TIMEOUT = env_float("MOMOR_UPSTREAM_STREAM_HEADERS_TIMEOUT", 30.0)
 MOMOR_UPSTREAM_TRANSPORT = env_str("MOMOR_UPSTREAM_TRANSPORT", "aiohttp")
 # Outbound requests to addresses users supply (gateway/outbound.py): the only token endpoint a
 # Vertex service account may name, and networks the guard lets through besides public ones.

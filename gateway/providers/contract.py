@@ -31,6 +31,10 @@ RETRYABLE_4XX = frozenset({401, 403, 408, 429})
 UNDOCUMENTED_IMAGE_TOKENS = 2_833 + 8 * 5_667
 UNDOCUMENTED_FILE_TOKENS = 100 * (3_000 + 3_779)
 
+# The input kinds beyond text that Chat Completions carries: image_url, input_audio and file
+# parts.
+CHAT_COMPLETIONS_INPUTS = frozenset({"image", "audio", "file"})
+
 
 # Chat Completions shapes (the spec's request, answer and chunk)
 
@@ -293,6 +297,9 @@ class Adapter(ABC):
     """One wire protocol."""
 
     api: ClassVar[str]
+    input_kinds: ClassVar[frozenset[str]] = CHAT_COMPLETIONS_INPUTS
+    """The input kinds beyond text its API carries (image, audio, file); an offering's own
+    declaration narrows them, and routing sends a call only where both take its parts."""
 
     @abstractmethod
     def prepare(self, body: ChatRequest, target: Target) -> UpstreamRequest:

@@ -5,7 +5,9 @@ for (user, parallel_tool_calls, stream_options, store...) are left off.
 
 An assistant message sent back replays its `reasoning_details` entries whose `data` holds
 `google.thought_signature` (the shape the answer gives them: `{"type": "reasoning.text",
-"text": ..., "data": {"google.thought_signature": sig}}`) as thought parts, and each tool call's
+"text": ..., "data": {"google.thought_signature": sig}}`) as thought parts, a
+`{"type": "reasoning.encrypted", "data": {"google.thought_signature": sig}}` entry (a signature
+Gemini put on its text) on the text, and each tool call's
 `extra_content.google.thought_signature` on its function call part.
 
 Reference: https://ai.google.dev/api/generate-content#request-body"""
@@ -21,6 +23,7 @@ from gateway.providers.contract import CannotCarry, ChatRequest, Json, Target, f
 from gateway.providers.reasoning import effort_for
 
 SIGNATURE_KEY = "google.thought_signature"
+ENCRYPTED = "reasoning.encrypted"
 # Gemini 3 checks that each function call of the current turn carries its thought signature;
 # a call made elsewhere (another provider, an edited history) has none, and this documented
 # value skips the check: https://ai.google.dev/gemini-api/docs/thought-signatures
@@ -190,8 +193,9 @@ def guess_type(name: str, default: str) -> str:
 def assistant_parts(message: Json) -> list[Json]:
     """Replayed thoughts first, then the text, then the function calls (the order Gemini
     answered them in)."""
-    parts = thought_parts(message.get("reasoning_details"))
-    parts.extend(_text_parts(message.get("content")))
+    details = message.get("reasoning_details")
+    parts = thought_parts(details)
+    parts.extend(_signed_text(_text_parts(message.get("content")), details))
     calls = [function_call(c) for c in listed(message.get("tool_calls"), "tool_calls")]
     if calls and not any("thoughtSignature" in c for c in calls):
         calls[0]["thoughtSignature"] = SKIP_SIGNATURE
@@ -206,12 +210,31 @@ def thought_parts(details: object) -> list[Json]:
         return []
     parts: list[Json] = []
     for detail in details:
-        data = detail.get("data") if isinstance(detail, dict) else None
-        signature = data.get(SIGNATURE_KEY) if isinstance(data, dict) else None
-        if isinstance(signature, str) and signature:
+        signature = _signature(detail)
+        if signature and detail.get("type") != ENCRYPTED:
             text = str(detail.get("text") or "")
             parts.append({"text": text, "thought": True, "thoughtSignature": signature})
     return parts
+
+
+def _signed_text(parts: list[Json], details: object) -> list[Json]:
+    """The text with the signature Gemini put on it (the last one given) on its last part."""
+    entries = details if isinstance(details, list) else []
+    signatures = [
+        _signature(d) for d in entries if isinstance(d, dict) and d.get("type") == ENCRYPTED
+    ]
+    signatures = [s for s in signatures if s]
+    if not signatures:
+        return parts
+    parts = parts or [{"text": ""}]
+    parts[-1]["thoughtSignature"] = signatures[-1]
+    return parts
+
+
+def _signature(detail: object) -> str:
+    data = detail.get("data") if isinstance(detail, dict) else None
+    signature = data.get(SIGNATURE_KEY) if isinstance(data, dict) else None
+    return signature if isinstance(signature, str) else ""
 
 
 def function_call(call: object) -> Json:
