@@ -175,6 +175,8 @@ def run(args: argparse.Namespace, log_dir: Path) -> Metrics:
     procs = Procs(log_dir)
     settings = Settings(database="momor_bench_records", redis_db=args.records_redis_db)
     deployment = Deployment(settings, "http://127.0.0.1:9", log_dir)
+    # Seeding ten million rows makes checkpoints that can stall a new connection for seconds.
+    deployment.env["MOMOR_DB_TIMEOUT_SECONDS"] = "60"
     try:
         print("records: setting up", flush=True)
         deployment.setup()
