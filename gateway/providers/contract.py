@@ -60,10 +60,31 @@ class ChatRequest(TypedDict, total=False):
     parallel_tool_calls: bool
     response_format: Json
     reasoning_effort: str
+    reasoning: Json
+    include_reasoning: bool
     metadata: dict[str, str]
     service_tier: str
     store: bool
     user: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningAsk:
+    """What the call asks of the model's reasoning (`reasoning`, with `reasoning_effort` and
+    `include_reasoning` read as its aliases), as each adapter maps it onto its API."""
+
+    effort: str | None = None
+    """The depth asked: one of `EFFORTS` in `gateway.providers.reasoning`; "none" turns
+    reasoning off where the model allows it."""
+    max_tokens: int | None = None
+    """A thinking budget in tokens, for the APIs that take one."""
+    exclude: bool = False
+    """The reasoning stays out of the answer (the model still reasons, and is billed for it)."""
+
+    @property
+    def thinks(self) -> bool:
+        """Whether the call asks the model to reason (`exclude` alone asks nothing)."""
+        return self.max_tokens is not None or self.effort not in (None, "none")
 
 
 class CompletionUsage(TypedDict, total=False):

@@ -19,8 +19,16 @@ from typing import Any
 
 import orjson
 
-from gateway.providers.contract import CannotCarry, ChatRequest, Json, Target, fields, listed
-from gateway.providers.reasoning import effort_for
+from gateway.providers.contract import (
+    CannotCarry,
+    ChatRequest,
+    Json,
+    ReasoningAsk,
+    Target,
+    fields,
+    listed,
+)
+from gateway.providers.reasoning import effort_for, effort_of, reasoning_asked
 
 SIGNATURE_KEY = "google.thought_signature"
 ENCRYPTED = "reasoning.encrypted"
@@ -32,6 +40,16 @@ CALLING_MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
 # Google's OpenAI compatibility layer maps efforts to budgets this way for budget models:
 # https://ai.google.dev/gemini-api/docs/openai#thinking
 BUDGETS = {"none": 0, "minimal": 512, "low": 1024, "medium": 8192, "high": 24576, "xhigh": 32768}
+# The thinking budgets Gemini 2.5 takes (ai.google.dev/gemini-api/docs/thinking): the least
+# and most, and whether 0 (no thinking) is one. 2.5 Pro cannot turn thinking off.
+BUDGET_RANGES = (
+    ("gemini-2.5-pro", 128, 32768, False),
+    ("gemini-2.5-flash-lite", 512, 24576, True),
+    ("gemini-2.5-flash", 1, 24576, True),
+)
+ANY_BUDGET = ("", 1, 24576, True)
+# The thinking levels Gemini 3 takes; each model takes those the catalog lists for it.
+LEVELS = ("minimal", "low", "medium", "high")
 SERVICE_TIERS = {"flex": "flex", "priority": "priority", "default": "standard"}
 AUDIO_TYPES = {"mp3": "audio/mp3", "wav": "audio/wav"}
 SAMPLING = (
@@ -331,7 +349,7 @@ def generation_config(body: ChatRequest, target: Target) -> Json:
     if stop:
         config["stopSequences"] = [stop] if isinstance(stop, str) else listed(stop, "stop")
     config.update(response_format(body.get("response_format")))
-    thinking = thinking_config(body.get("reasoning_effort"), target)
+    thinking = thinking_config(body, target)
     if thinking:
         config["thinkingConfig"] = thinking
     return config
@@ -357,26 +375,39 @@ def response_format(value: object) -> Json:
     return out
 
 
-def thinking_config(asked: object, target: Target) -> Json:
-    """The effort as a thinking level (Gemini 3) or a thinking budget (Gemini 2.5, whose ids
-    start with gemini-2), thoughts included so reasoning comes back; nothing for a model that
-    takes no effort."""
-    if asked is None:
-        return {}
-    effort = effort_for(asked, target.reasoning_efforts)
-    if effort is None:
+def thinking_config(body: ChatRequest, target: Target) -> Json:
+    """The call's reasoning as a thinking budget (Gemini 2.5, whose ids start with gemini-2)
+    or a thinking level (Gemini 3), thoughts included unless the call excludes them; nothing
+    for a model that takes no effort or a call that asks nothing of reasoning."""
+    ask = reasoning_asked(body)
+    if ask is None or not target.reasoning_efforts or (ask.effort is None and not ask.thinks):
         return {}
     if target.upstream_id.startswith("gemini-2"):
-        budget = BUDGETS.get(effort, BUDGETS["medium"])
-        return (
-            {"thinkingBudget": budget}
-            if budget == 0
-            else {
-                "thinkingBudget": budget,
-                "includeThoughts": True,
-            }
-        )
-    return {"thinkingLevel": effort.upper(), "includeThoughts": True}
+        budget = thinking_budget(ask, target)
+        if budget == 0:
+            return {"thinkingBudget": 0}
+        return {"thinkingBudget": budget, "includeThoughts": not ask.exclude}
+    takes = tuple(e for e in target.reasoning_efforts if e in LEVELS)
+    level = effort_for(effort_of(ask), takes)
+    if level is None:
+        return {}
+    return {"thinkingLevel": level.upper(), "includeThoughts": not ask.exclude}
+
+
+def thinking_budget(ask: ReasoningAsk, target: Target) -> int:
+    """The budget asked, else the effort's (as the offering takes it), within the range the
+    model takes: effort "none" is 0 where the model can stop thinking, else its least."""
+    _, least, most, stops = next(
+        (r for r in BUDGET_RANGES if target.upstream_id.startswith(r[0])), ANY_BUDGET
+    )
+    if ask.max_tokens is not None:
+        budget = ask.max_tokens
+    else:
+        effort = effort_for(ask.effort, target.reasoning_efforts)
+        budget = BUDGETS.get(effort or "medium", BUDGETS["medium"])
+    if budget == 0 and stops:
+        return 0
+    return min(max(budget, least), most)
 
 
 def extra_fields(body: ChatRequest) -> Json:
