@@ -15,6 +15,7 @@ from gateway.errors import invalid_value
 from gateway.providers.contract import ChatCompletion, ChatCompletionChunk
 
 MAX_TOOL_CALLS = 1024
+FIELDS = ("max_tool_calls", "tool_choice", "parallel_tool_calls")
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +109,8 @@ def _name(call: object) -> str | None:
 def tool_rules(body: Mapping[str, Any]) -> ToolRules | None:
     """The rules the call sets, None for none; raises GatewayError(400) for a max_tool_calls
     that is not an integer from 1 to 1,024."""
+    if not any(name in body for name in FIELDS):
+        return None
     most = _most(body.get("max_tool_calls"))
     choice = body.get("tool_choice")
     named = _named(choice)
