@@ -193,7 +193,10 @@ def server_argv(server: str, port: int, access_log: bool) -> list[str]:
     if server.startswith("uvicorn"):
         argv = [str(VENV_BIN / "uvicorn"), app, "--host", "127.0.0.1", "--port", str(port)]
         argv += ["--workers", "1", "--log-level", "warning"]
-        argv += ["--loop", "uvloop" if server.endswith("uvloop") else "asyncio"]
+        if server.endswith("uvloop"):  # as README's Production section runs it
+            argv += ["--loop", "uvloop", "--http", "httptools", "--ws-max-size", "4096"]
+        else:
+            argv += ["--loop", "asyncio"]
         return argv if access_log else [*argv, "--no-access-log"]
     if server == "granian":
         argv = [str(VENV_BIN / "granian"), "--interface", "asgi", "--host", "127.0.0.1"]

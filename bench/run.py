@@ -95,6 +95,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                    help="organizations sharing the rest")  # fmt: skip
     p.add_argument("--records-runs", type=int, default=40, metavar="N",
                    help="timed requests per read")  # fmt: skip
+    p.add_argument("--records-redis-db", type=int, default=14, metavar="N",
+                   help="the Redis DB index the records benchmark uses (and empties)")  # fmt: skip
     p.add_argument("--records-keep", action="store_true",
                    help="keep the records database (momor_bench_records) afterwards")  # fmt: skip
     args = p.parse_args(argv)
@@ -427,8 +429,8 @@ def main_records(args: argparse.Namespace) -> int:
         return 130
     path = RESULTS / f"{stamp}-records.json"
     path.write_text(json.dumps(report, indent=2))
-    print(json.dumps(report, indent=2))
-    print(f"saved {path}")
+    print(records.table(report["records"]))
+    print(f"JSON: {path}")
     return 0
 
 

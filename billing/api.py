@@ -25,7 +25,7 @@ from accounts.models import Role
 from billing.admission import store
 from billing.cost import from_units, money, to_units
 from billing.lookup import generation_data
-from billing.models import Generation, LedgerEntry
+from billing.models import Attempt, Generation, LedgerEntry
 
 AUTH = [ManagementKeyAuthentication, SessionAuthentication]
 
@@ -44,8 +44,11 @@ class LedgerEntrySerializer(serializers.ModelSerializer[LedgerEntry]):
 
 
 class GenerationSerializer(serializers.Serializer[Generation]):
+    """A generation with its attempts, which the view reads for the whole page at once and
+    hands over in the context (`attempts`, by generation id)."""
+
     def to_representation(self, instance: Generation) -> dict[str, Any]:
-        return generation_data(instance)
+        return generation_data(instance, self.context["attempts"].get(instance.pk, []))
 
 
 class HoldsUnknown(APIException):
@@ -102,10 +105,19 @@ class Generations(generics.ListAPIView[Generation]):
     serializer_class = GenerationSerializer
     pagination_class = NewestFirst
 
+    attempts: dict[int, list[Attempt]]
+
     def get_queryset(self) -> QuerySet[Generation]:
         org = self.request.access.organization  # type: ignore[attr-defined]
-        found = Generation.objects.for_org(org.pk).prefetch_related("attempts")
-        return found.filtered(**_criteria(self.request.query_params))
+        return Generation.objects.for_org(org.pk).filtered(**_criteria(self.request.query_params))
+
+    def paginate_queryset(self, queryset: Any) -> list[Any] | None:
+        page = super().paginate_queryset(queryset)
+        self.attempts = Attempt.objects.of_each(page or [])
+        return page
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        return {**super().get_serializer_context(), "attempts": getattr(self, "attempts", {})}
 
 
 def _criteria(params: Any) -> dict[str, Any]:

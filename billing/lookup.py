@@ -10,15 +10,15 @@ from billing.models import Attempt, Generation
 
 def generation_detail(request_id: str, organization_id: int) -> dict[str, Any] | None:
     """The record of one call of this organization, or None (absent, or someone else's)."""
-    generation = (
-        Generation.objects.filter(request_id=request_id, organization_id=organization_id)
-        .prefetch_related("attempts")
-        .first()
-    )
-    return None if generation is None else generation_data(generation)
+    generation = Generation.objects.filter(
+        request_id=request_id, organization_id=organization_id
+    ).first()
+    if generation is None:
+        return None
+    return generation_data(generation, list(Attempt.objects.of(generation)))
 
 
-def generation_data(generation: Generation) -> dict[str, Any]:
+def generation_data(generation: Generation, attempts: list[Attempt]) -> dict[str, Any]:
     return {
         "id": generation.request_id,
         "created_at": generation.created_at.isoformat(),
@@ -51,7 +51,7 @@ def generation_data(generation: Generation) -> dict[str, Any]:
         "app": generation.app or None,
         "referer": generation.referer or None,
         "routing": generation.routing,
-        "attempts": [attempt_data(a) for a in generation.attempts.all()],
+        "attempts": [attempt_data(a) for a in attempts],
     }
 
 

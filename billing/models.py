@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
@@ -163,6 +164,14 @@ class Generation(models.Model):
                 name="generation_session",
                 condition=~models.Q(session_id=""),
             ),
+            # The admin's filters and search across organizations (billing.admin).
+            models.Index(fields=["provider", "-created_at"], name="generation_provider"),
+            models.Index(fields=["model", "-created_at"], name="generation_model"),
+            models.Index(
+                fields=["status", "-created_at"],
+                name="generation_unserved",
+                condition=~models.Q(status="success"),
+            ),
         ]
         constraints = [
             # On PostgreSQL the table is partitioned by month of created_at, and a unique key
@@ -185,6 +194,30 @@ class Generation(models.Model):
 class KeySource(models.TextChoices):
     OWN = "own", "Organization's saved key"
     MOMOR = "momor", "Momor's key"
+
+
+class AttemptQuerySet(models.QuerySet["Attempt"]):
+    """Attempts are read by their generation's moment as well as its id: the moment names
+    the month partition that holds them, so no other partition is read."""
+
+    def of(self, generation: Generation) -> AttemptQuerySet:
+        """The generation's attempts, in the order they were tried."""
+        rows = self.filter(generation_id=generation.pk, created_at=generation.created_at)
+        return rows.order_by("position")
+
+    def of_each(self, generations: Sequence[Generation]) -> dict[int, list[Attempt]]:
+        """The attempts of each of these generations, by generation id, in one query that
+        reads only the partitions of the months they span."""
+        found: dict[int, list[Attempt]] = {g.pk: [] for g in generations}
+        if not found:
+            return found
+        moments = [g.created_at for g in generations]
+        rows = self.filter(
+            generation_id__in=found, created_at__gte=min(moments), created_at__lte=max(moments)
+        )
+        for attempt in rows.order_by("generation_id", "position"):
+            found[attempt.generation_id].append(attempt)
+        return found
 
 
 class Attempt(models.Model):
@@ -215,6 +248,8 @@ class Attempt(models.Model):
         max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES, default=Decimal(0)
     )
     prices = models.JSONField(default=dict, blank=True)
+
+    objects = AttemptQuerySet.as_manager()
 
     class Meta:
         ordering = ["generation", "position"]

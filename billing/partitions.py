@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import connection, migrations, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 TABLES = ("billing_generation", "billing_attempt")
@@ -97,6 +97,7 @@ def _partition_create(table: str, month: date, db: BaseDatabaseWrapper) -> None:
             [lower, upper],
         )
         cursor.execute(f"INSERT INTO {table} SELECT * FROM moved")  # noqa: S608
+        cursor.execute("DROP TABLE moved")  # now: a caller's transaction may make another
 
 
 @dataclass(frozen=True)
@@ -199,3 +200,35 @@ def _months_create(cursor: Any, table: str, first: datetime | None, last: dateti
             "FOR VALUES FROM (%s) TO (%s)",
             [_bound(month), _bound(next_month(month))],
         )
+
+
+def partitioned_index_add(schema_editor: Any, model: Any, index: Any) -> None:
+    """Add `index` to a table partitioned by month without holding its writes: made on the
+    parent alone (invalid), built concurrently on each partition while calls are stored, and
+    attached to the parent's one by one (valid once the last is). Month partitions made later
+    get it from the parent. SQLite: a plain index."""
+    connection = schema_editor.connection
+    if not partitioned(connection):
+        schema_editor.add_index(model, index)
+        return
+    table, quote = model._meta.db_table, schema_editor.quote_name
+    parent = index.create_sql(model, schema_editor)
+    parent.parts["table"] = f"ONLY {quote(table)}"
+    schema_editor.execute(parent, params=None)
+    for partition in partition_names(table, connection):
+        name = f"{index.name}_{partition.removeprefix(table + '_')}"
+        child = index.create_sql(model, schema_editor, concurrently=True)
+        child.parts.update(table=quote(partition), name=f"IF NOT EXISTS {quote(name)}")
+        schema_editor.execute(child, params=None)
+        schema_editor.execute(f"ALTER INDEX {quote(index.name)} ATTACH PARTITION {quote(name)}")
+
+
+class AddPartitionedIndex(migrations.AddIndex):
+    """AddIndex made with `partitioned_index_add` (its migration must be non-atomic)."""
+
+    def database_forwards(
+        self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any
+    ) -> None:
+        model = to_state.apps.get_model(app_label, self.model_name)
+        if self.allow_migrate_model(schema_editor.connection.alias, model):
+            partitioned_index_add(schema_editor, model, self.index)

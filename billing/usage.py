@@ -145,6 +145,10 @@ CSV_FIELDS = (
 )  # fmt: skip
 
 
+CSV_COLUMNS = (*CSV_FIELDS[:-2], "error", "api_key")
+"""What the export reads of a generation (its key's prefix aside)."""
+
+
 async def generations_csv(rows: QuerySet[Generation]) -> AsyncIterator[str]:
     """The rows as CSV, newest first, a batch of lines at a time (header first)."""
     buffer = io.StringIO()
@@ -157,7 +161,8 @@ async def generations_csv(rows: QuerySet[Generation]) -> AsyncIterator[str]:
         return buffer.getvalue()
 
     yield line(CSV_FIELDS)
-    async for batch in batches(rows.select_related("api_key")):  # type: ignore[arg-type]
+    columns = rows.select_related("api_key").only("pk", *CSV_COLUMNS, "api_key__prefix")
+    async for batch in batches(columns):  # type: ignore[arg-type]
         yield "".join(line(_csv_values(row)) for row in batch)
 
 

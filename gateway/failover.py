@@ -18,6 +18,7 @@ from django.conf import settings
 from billing.record_building import call_served
 from gateway.admission import Renewal
 from gateway.answer_fields import plain_answer
+from gateway.answer_rules import RuleBroken
 from gateway.attempts import Answer, Attempt, Call, transport_message
 from gateway.credentials import CredentialsFailed, ready
 from gateway.errors import GatewayError, providers_unavailable, unsupported_parameter
@@ -56,7 +57,11 @@ async def _try_plain(call: Call, candidate: Candidate) -> Answer | None:
         await response.close()
     if response.status_code >= 300:
         return _refused(attempt, adapter.failure(response.status_code, data))
-    read = _read_reply(adapter, data, attempt)
+    try:
+        read = _read_reply(adapter, data, attempt)
+    except RuleBroken as exc:
+        attempt.failed(exc.failure)
+        return None
     if read is None:
         attempt.failed(Failure(502, "The provider's answer could not be read."))
         return None
@@ -72,10 +77,14 @@ def _read_reply(adapter: Adapter, data: bytes, attempt: Attempt) -> tuple[Reply,
     """A plain answer translated and encoded for the client; None when it cannot be read."""
     try:
         reply = adapter.reply(_readable(data))
+        if attempt.call.options.rules is not None:
+            attempt.call.options.rules.hold(reply.body)
         plain_answer(reply, attempt)
         reply.body["id"] = attempt.call.request_id
         reply.body["model"] = attempt.candidate.offering.model_id
         return reply, orjson.dumps(reply.body)
+    except RuleBroken:
+        raise
     except Exception:  # whatever the provider sent, it is this try that fails, not the call
         log.warning("an answer of %s could not be read", attempt.candidate.offering.place,
                     exc_info=True)  # fmt: skip
@@ -97,7 +106,10 @@ async def _try_stream(call: Call, candidate: Candidate) -> Answer | None:
     if response.status_code >= 300:
         data = await _read_failure(response)
         return _refused(attempt, adapter.failure(response.status_code, data))
-    relay = StreamRelay(call, attempt, response, adapter.stream())
+    translator = adapter.stream()
+    if call.options.rules is not None:
+        translator = call.options.rules.stream(translator)
+    relay = StreamRelay(call, attempt, response, translator)
     try:
         opening = await relay.opening()
     except BaseException:
@@ -130,11 +142,19 @@ async def _open(call: Call, adapter: Adapter, attempt: Attempt) -> Response | No
         _uncarried(call, attempt, f"a value it could not translate ({type(exc).__name__})")
         return None
     try:
-        async with asyncio.timeout(settings.MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT):
+        async with asyncio.timeout(_head_timeout(call.options.stream)):
             return await send(prepared.url, prepared.headers, prepared.body)
     except (UpstreamError, TimeoutError) as exc:
         attempt.failed(Failure(None, transport_message(exc)))
         return None
+
+
+def _head_timeout(stream: bool) -> float:
+    """How long a try waits for the provider's response head: a plain answer's comes with the
+    whole answer, a stream's at once (a silent one fails over)."""
+    if stream:
+        return float(settings.MOMOR_UPSTREAM_STREAM_HEADERS_TIMEOUT)
+    return float(settings.MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT)
 
 
 def _uncarried(call: Call, attempt: Attempt, reason: str) -> None:

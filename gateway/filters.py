@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gateway.options import ProviderPrefs
+from gateway.providers.reasoning import BadReasoning, reasoning_asked
 from gateway.snapshot import OfferingInfo
 
 # What an offering that declares no parameters takes: OpenAI's common request parameters.
@@ -19,12 +20,12 @@ COMMON_PARAMETERS = frozenset(
         "service_tier", "store", "stream_options", "prediction", "modalities", "audio",
     }
 )  # fmt: skip
-# Fields that carry the conversation or route the call, and those each offering's capability
-# flags answer for: never a parameter to declare.
+# Fields that carry the conversation, route the call or are Momor's alone, and those each
+# offering's capability flags answer for: never a parameter to declare.
 NOT_PARAMETERS = frozenset(
-    {"model", "models", "provider", "messages", "stream", "session_id", "tools"}
+    {"model", "models", "provider", "messages", "stream", "session_id", "tools", "max_tool_calls"}
 )
-REASONING_FIELDS = frozenset({"reasoning", "reasoning_effort"})
+REASONING_FIELDS = frozenset({"reasoning", "reasoning_effort", "include_reasoning"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,5 +117,15 @@ def asked_of(body: dict[str, object], tools: bool, json_schema: bool) -> Asked:
         parameters=names - REASONING_FIELDS,
         tools=tools,
         json_schema=json_schema,
-        reasoning=bool(names & REASONING_FIELDS),
+        reasoning=bool(names & REASONING_FIELDS) and _thinks(body),
     )
+
+
+def _thinks(body: dict[str, object]) -> bool:
+    """Whether the call asks the model to reason: reasoning turned off, or kept out of the
+    answer alone, asks nothing of an offering."""
+    try:
+        ask = reasoning_asked(body)
+    except BadReasoning:
+        return False
+    return ask is not None and ask.thinks

@@ -137,7 +137,11 @@ class Offering(models.Model):
     json_schema = models.BooleanField(default=False)
     reasoning_efforts = models.JSONField(default=list, blank=True)
     input_modalities = models.JSONField(
-        default=list, blank=True, help_text="Beyond text: image, audio, file."
+        null=True,
+        blank=True,
+        default=None,
+        help_text="Beyond text: image, audio, file; [] for text alone. "
+        "Left blank: what the provider's API carries.",
     )
     parameters = models.JSONField(
         default=list,

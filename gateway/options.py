@@ -1,5 +1,6 @@
-"""The fields Momor reads to route a call (model, models, provider, stream, session_id), read
-once and checked with the spec's refusals; every other field stays in the body untouched."""
+"""The fields Momor reads to route a call (model, models, provider, stream, session_id) and to
+hold its answer to (the tool rules and reasoning fields: `gateway.answer_rules`), read once
+and checked with the spec's refusals; every other field stays in the body untouched."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from accounts.durations import parse_duration
+from gateway.answer_rules import AnswerRules, read_answer_rules
 from gateway.errors import GatewayError, invalid_value
 
 ROUTING_FIELDS = ("model", "models", "provider", "session_id")
+# Read by Momor alone, never sent to a provider.
+MOMOR_FIELDS = (*ROUTING_FIELDS, "max_tool_calls")
 SORTS = ("price", "throughput", "latency", "quality")
 LIST_LIMIT = 100
 _LOCATION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
@@ -84,6 +88,7 @@ class CallOptions:
     prefs: ProviderPrefs
     stream: bool
     include_usage: bool
+    rules: AnswerRules | None = None
 
 
 def read_options(body: dict[str, Any], places: frozenset[str]) -> CallOptions:
@@ -96,7 +101,8 @@ def read_options(body: dict[str, Any], places: frozenset[str]) -> CallOptions:
         raise invalid_value("'stream' must be a boolean")
     stream_options = body.get("stream_options")
     include_usage = isinstance(stream_options, dict) and stream_options.get("include_usage") is True
-    return CallOptions(selectors, _prefs(body.get("provider"), places), stream, include_usage)
+    prefs = _prefs(body.get("provider"), places)
+    return CallOptions(selectors, prefs, stream, include_usage, read_answer_rules(body))
 
 
 def requested_selectors(body: dict[str, Any]) -> list[str]:
@@ -237,8 +243,9 @@ def _max_age(value: object) -> timedelta | None:
 
 
 def strip_routing(body: dict[str, Any]) -> dict[str, Any]:
-    """The body without Momor's routing fields (model is rewritten per offering)."""
-    return {k: v for k, v in body.items() if k not in ROUTING_FIELDS}
+    """The body without the fields Momor reads alone: routing (model is rewritten per
+    offering) and max_tool_calls."""
+    return {k: v for k, v in body.items() if k not in MOMOR_FIELDS}
 
 
 __all__ = [

@@ -15,6 +15,7 @@ from accounts.key_env import key_env_problem
 from accounts.redaction import note_secret
 from accounts.secrets import UnreadableSecret
 from gateway.models import Model, Offering, Provider, Region
+from gateway.providers import adapter_for
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,7 @@ class OfferingInfo:
     json_schema: bool
     reasoning_efforts: tuple[str, ...]
     input_modalities: frozenset[str]
+    """What it takes beyond text: its declaration, within what its provider's API carries."""
     context_length: int | None = None
     """The model's context window in tokens, where the catalog gives it."""
     max_output_tokens: int | None = None
@@ -196,7 +198,7 @@ def _offering_info(row: Offering, providers: dict[str, ProviderInfo]) -> Offerin
         tools=row.tools,
         json_schema=row.json_schema,
         reasoning_efforts=tuple(row.reasoning_efforts or ()),
-        input_modalities=frozenset(row.input_modalities or ()),
+        input_modalities=_input_kinds(row, provider),
         context_length=row.model.context_length,
         max_output_tokens=row.model.max_output_tokens,
         parameters=frozenset(row.parameters or ()),
@@ -204,6 +206,13 @@ def _offering_info(row: Offering, providers: dict[str, ProviderInfo]) -> Offerin
         collects_data=_collects_data(row, provider),
         locations=_locations(row, provider),
     )
+
+
+def _input_kinds(row: Offering, provider: ProviderInfo) -> frozenset[str]:
+    adapter = adapter_for(provider.api)
+    carried = adapter.input_kinds if adapter is not None else frozenset()
+    declared = row.input_modalities
+    return carried if declared is None else carried & frozenset(declared)
 
 
 def _collects_data(row: Offering, provider: ProviderInfo) -> bool:

@@ -4,8 +4,8 @@ interface the relay speaks (`send`, `Response`, `UpstreamError`) whichever clien
 aiohttp's client is the default (`MOMOR_UPSTREAM_TRANSPORT=aiohttp`): the benchmark measured
 httpx's own pool (httpcore scans every pooled connection on each request) and httpx's request
 and response models over aiohttp's pool at several times aiohttp's cost per call.
-`MOMOR_UPSTREAM_TRANSPORT=httpx` uses httpx. Timeouts surface as `TimeoutError`, every other
-failure of the exchange as `UpstreamError`."""
+`MOMOR_UPSTREAM_TRANSPORT=httpx` uses httpx (`gateway.upstream_httpx`). Timeouts surface as
+`TimeoutError`, every other failure of the exchange as `UpstreamError`."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from collections.abc import AsyncIterator
 from typing import Protocol
 
 import aiohttp
-import httpx
 from django.conf import settings
 
 from gateway.ops.tracing import TRACEPARENT
@@ -72,9 +71,16 @@ def _open(key: tuple[asyncio.AbstractEventLoop, str]) -> Client:
     loop, transport = key
     if loop in _closed_loops:
         raise UpstreamError("Momor is shutting down: no new provider connections", connect=True)
-    client = _clients[key] = HttpxClient() if transport == "httpx" else AiohttpClient()
+    client = _clients[key] = _httpx_client() if transport == "httpx" else AiohttpClient()
     _closers[key] = loop.create_task(_close_with_loop(client))
     return client
+
+
+def _httpx_client() -> Client:
+    # Imported on first use: a gateway on aiohttp never holds httpx in memory.
+    from gateway.upstream_httpx import HttpxClient
+
+    return HttpxClient()
 
 
 async def _close_with_loop(client: Client) -> None:
@@ -95,7 +101,7 @@ async def close() -> None:
         await asyncio.wait({closer})
 
 
-def _read_timeout() -> float:
+def read_timeout() -> float:
     return float(
         max(settings.MOMOR_UPSTREAM_CHUNK_TIMEOUT, settings.MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT)
     )
@@ -109,7 +115,7 @@ class AiohttpClient:
                 limit=POOL_SIZE, limit_per_host=0, keepalive_timeout=KEEPALIVE_SECONDS
             ),
             timeout=aiohttp.ClientTimeout(
-                total=None, connect=connect, sock_connect=connect, sock_read=_read_timeout()
+                total=None, connect=connect, sock_connect=connect, sock_read=read_timeout()
             ),
             trust_env=False,
         )
@@ -153,63 +159,4 @@ def _aiohttp_failure(exc: aiohttp.ClientError) -> Exception:
     if isinstance(exc, aiohttp.ServerTimeoutError):
         return TimeoutError(str(exc))
     connect = isinstance(exc, aiohttp.ClientConnectorError | aiohttp.InvalidURL)
-    return UpstreamError(f"{type(exc).__name__}: {exc}", connect=connect)
-
-
-class HttpxClient:
-    def __init__(self) -> None:
-        connect = settings.MOMOR_UPSTREAM_CONNECT_TIMEOUT
-        limits = httpx.Limits(
-            max_connections=POOL_SIZE, max_keepalive_connections=200,
-            keepalive_expiry=KEEPALIVE_SECONDS,
-        )  # fmt: skip
-        self.client = httpx.AsyncClient(
-            timeout=httpx.Timeout(
-                connect=connect, read=_read_timeout(), write=_read_timeout(), pool=connect
-            ),
-            limits=limits,
-            follow_redirects=False,
-            trust_env=False,
-        )
-
-    async def send(self, url: str, headers: dict[str, str], body: bytes) -> Response:
-        request = self.client.build_request("POST", url, headers=headers, content=body)
-        try:
-            raw = await self.client.send(request, stream=True)
-        except httpx.HTTPError as exc:
-            raise _httpx_failure(exc) from None
-        return HttpxResponse(raw)
-
-    async def close(self) -> None:
-        await self.client.aclose()
-
-
-class HttpxResponse:
-    __slots__ = ("raw", "status_code")
-
-    def __init__(self, raw: httpx.Response) -> None:
-        self.raw = raw
-        self.status_code = raw.status_code
-
-    async def read(self) -> bytes:
-        try:
-            return await self.raw.aread()
-        except httpx.HTTPError as exc:
-            raise _httpx_failure(exc) from None
-
-    async def chunks(self) -> AsyncIterator[bytes]:
-        try:
-            async for data in self.raw.aiter_bytes():
-                yield data
-        except httpx.HTTPError as exc:
-            raise _httpx_failure(exc) from None
-
-    async def close(self) -> None:
-        await self.raw.aclose()
-
-
-def _httpx_failure(exc: httpx.HTTPError) -> Exception:
-    if isinstance(exc, httpx.TimeoutException):
-        return TimeoutError(str(exc))
-    connect = isinstance(exc, httpx.ConnectError | httpx.UnsupportedProtocol)
     return UpstreamError(f"{type(exc).__name__}: {exc}", connect=connect)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import dj_database_url
@@ -31,8 +32,12 @@ ENCRYPTION_KEY = env_secret("MOMOR_ENCRYPTION_KEY")
 ALLOWED_HOSTS = env_list("MOMOR_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("MOMOR_CSRF_TRUSTED_ORIGINS", [])
 
+# Daphne's app makes `manage.py runserver` serve with Daphne; it imports Twisted, which no
+# other server needs (Daphne itself imports it when it serves).
+RUNSERVER_APPS = ["daphne"] if sys.argv[1:2] == ["runserver"] else []
+
 INSTALLED_APPS = [
-    "daphne",
+    *RUNSERVER_APPS,
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -212,6 +217,8 @@ MOMOR_LEAN_COMPLETIONS = env_bool("MOMOR_LEAN_COMPLETIONS", default=True)
 MOMOR_UPSTREAM_CONNECT_TIMEOUT = env_float("MOMOR_UPSTREAM_CONNECT_TIMEOUT", 10.0)
 MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT = env_float("MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT", 300.0)
 MOMOR_UPSTREAM_CHUNK_TIMEOUT = env_float("MOMOR_UPSTREAM_CHUNK_TIMEOUT", 120.0)
+# Providers send a stream's head at once: a streamed try with no head after this fails over.
+MOMOR_UPSTREAM_STREAM_HEADERS_TIMEOUT = env_float("MOMOR_UPSTREAM_STREAM_HEADERS_TIMEOUT", 30.0)
 MOMOR_UPSTREAM_TRANSPORT = env_str("MOMOR_UPSTREAM_TRANSPORT", "aiohttp")
 # Outbound requests to addresses users supply (gateway/outbound.py): the only token endpoint a
 # Vertex service account may name, and networks the guard lets through besides public ones.

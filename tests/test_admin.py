@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import ApiKey, Organization, SavedKey
+from accounts.paging import planner_estimate
 from billing.ledger import ledger_sum
 from billing.models import Attempt, EntryKind, Generation, GenerationStatus, LedgerEntry
 from gateway.models import Model, Offering, Provider, Region
@@ -426,6 +427,96 @@ def test_it_never_deletes_a_generation(admin_client: Client, world: World) -> No
     assert admin_client.post(url, {"post": "yes"}).status_code == 403
     assert Generation.objects.count() == 1
     assert Attempt.objects.count() == 2
+
+
+GENERATION_LISTS = [
+    {},
+    {"provider": "azure@eu"},
+    {"status__exact": "success"},
+    {"streamed__exact": "0"},
+    {"created_at__gte": "2000-01-01 00:00:00+00:00"},
+    {"q": "acme"},
+    {"q": "gen-0001"},
+]
+
+
+def _generation_reads(captured: CaptureQueriesContext) -> list[str]:
+    return [q["sql"] for q in captured.captured_queries if '"billing_generation"' in q["sql"]]
+
+
+@pytest.mark.parametrize("query", GENERATION_LISTS, ids=lambda q: "&".join(q) or "all")
+def test_the_generations_list_never_counts_or_lists_the_whole_table(
+    admin_client: Client, world: World, query: dict[str, str]
+) -> None:
+    url = _url(world.generation, "changelist")
+    with CaptureQueriesContext(connection) as captured:
+        response = admin_client.get(url, query)
+    assert response.status_code == 200
+    assert response.context["cl"].result_count == 1
+    for sql in _generation_reads(captured):
+        if "COUNT(" in sql:
+            assert "LIMIT 10000" in sql, sql
+        assert "DISTINCT" not in sql, sql
+        assert "LIKE" not in sql, sql
+
+
+def test_past_the_bound_the_generations_list_counts_by_the_planners_estimate(
+    admin_client: Client, world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("accounts.paging.COUNT_BOUND", 3)
+    for n in range(4):
+        Generation.objects.create(
+            request_id=f"gen-1{n:03}", organization=world.generation.organization,
+            status=GenerationStatus.FAILED, created_at=timezone.now(),
+        )  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE billing_generation")
+
+    with CaptureQueriesContext(connection) as captured:
+        response = admin_client.get(_url(world.generation, "changelist"))
+
+    changelist = response.context["cl"]
+    assert changelist.result_count == planner_estimate(changelist.queryset) >= 3
+    reads = _generation_reads(captured)
+    assert any(sql.startswith("EXPLAIN (FORMAT JSON)") for sql in reads)
+    assert all("LIMIT 3" in sql for sql in reads if "COUNT(" in sql)
+
+
+def test_the_generations_search_matches_a_request_id_a_model_or_an_organization_exactly(
+    admin_client: Client, world: World, globex: Organization
+) -> None:
+    Generation.objects.create(
+        request_id="gen-0002", organization=globex, model="mistral/mistral-small",
+        status=GenerationStatus.SUCCESS, created_at=timezone.now(),
+    )  # fmt: skip
+    url = _url(world.generation, "changelist")
+
+    def found(term: str) -> list[str]:
+        rows = admin_client.get(url, {"q": term}).context["cl"].result_list
+        return [g.request_id for g in rows]
+
+    assert found("gen-0001") == ["gen-0001"]
+    assert found("mistral/mistral-small") == ["gen-0002"]
+    assert found("acme") == ["gen-0001"]
+    assert found("globex") == ["gen-0002"]
+    assert found("gen-000") == []
+    assert "exact request ID" in _page(admin_client, url)
+
+
+def test_the_generations_provider_filter_offers_the_providers_recorded(
+    admin_client: Client, world: World
+) -> None:
+    for provider in ("mistral", "", "mistral", "anthropic"):
+        Generation.objects.create(
+            request_id=f"gen-{provider or 'none'}-{Generation.objects.count()}",
+            organization=world.generation.organization, provider=provider,
+            status=GenerationStatus.SUCCESS, created_at=timezone.now(),
+        )  # fmt: skip
+    response = admin_client.get(_url(world.generation, "changelist"))
+    [menu] = [f for f in response.context["cl"].filter_specs if f.title == "provider"]
+    assert [label for _, label in menu.lookup_choices] == ["anthropic", "azure@eu", "mistral"]
+    rows = admin_client.get(_url(world.generation, "changelist"), {"provider": "mistral"})
+    assert rows.context["cl"].result_count == 2
 
 
 # Ledger

@@ -14,7 +14,7 @@ from accounts.permissions import role_required
 from accounts.views.helpers import is_htmx
 from billing.forms import GenerationFilterForm
 from billing.keyset import keyset_page
-from billing.models import Generation, GenerationQuerySet
+from billing.models import Attempt, Generation, GenerationQuerySet
 from billing.usage import generations_csv, seen_values
 
 
@@ -71,7 +71,7 @@ def generation_detail(
         organization=membership.organization,
         request_id=request_id,
     )
-    context = {"g": generation, "attempts": generation.attempts.all()}
+    context = {"g": generation, "attempts": Attempt.objects.of(generation)}
     return render(request, "billing/generation.html", context)
 
 

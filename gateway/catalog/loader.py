@@ -209,6 +209,10 @@ class _Table:
                 self.fail(f"duplicate {what} '{item}'")
         return sorted(value, key=valid.index) if valid else list(value)
 
+    def names_or_none(self, key: str, what: str, valid: tuple[str, ...]) -> list[str] | None:
+        """`names`, or None where the key is left out."""
+        return None if self._value(key, None) is None else self.names(key, what, valid)
+
     def words(self, key: str, what: str) -> list[str]:
         """Identifiers such as parameter names or locations: letters, digits, . _ : -"""
         value = self._value(key, [])
@@ -347,7 +351,9 @@ def _parse_offering(table: _Table) -> OfferingSpec:
         "reasoning_efforts": table.names(
             "reasoning_efforts", "reasoning effort", REASONING_EFFORTS
         ),
-        "input_modalities": table.names("input_modalities", "input modality", INPUT_MODALITIES),
+        "input_modalities": table.names_or_none(
+            "input_modalities", "input modality", INPUT_MODALITIES
+        ),
         "parameters": table.words("parameters", "parameter"),
         "quantization": _quantization(table),
     }

@@ -31,6 +31,10 @@ RETRYABLE_4XX = frozenset({401, 403, 408, 429})
 UNDOCUMENTED_IMAGE_TOKENS = 2_833 + 8 * 5_667
 UNDOCUMENTED_FILE_TOKENS = 100 * (3_000 + 3_779)
 
+# The input kinds beyond text that Chat Completions carries: image_url, input_audio and file
+# parts.
+CHAT_COMPLETIONS_INPUTS = frozenset({"image", "audio", "file"})
+
 
 # Chat Completions shapes (the spec's request, answer and chunk)
 
@@ -56,10 +60,31 @@ class ChatRequest(TypedDict, total=False):
     parallel_tool_calls: bool
     response_format: Json
     reasoning_effort: str
+    reasoning: Json
+    include_reasoning: bool
     metadata: dict[str, str]
     service_tier: str
     store: bool
     user: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningAsk:
+    """What the call asks of the model's reasoning (`reasoning`, with `reasoning_effort` and
+    `include_reasoning` read as its aliases), as each adapter maps it onto its API."""
+
+    effort: str | None = None
+    """The depth asked: one of `EFFORTS` in `gateway.providers.reasoning`; "none" turns
+    reasoning off where the model allows it."""
+    max_tokens: int | None = None
+    """A thinking budget in tokens, for the APIs that take one."""
+    exclude: bool = False
+    """The reasoning stays out of the answer (the model still reasons, and is billed for it)."""
+
+    @property
+    def thinks(self) -> bool:
+        """Whether the call asks the model to reason (`exclude` alone asks nothing)."""
+        return self.max_tokens is not None or self.effort not in (None, "none")
 
 
 class CompletionUsage(TypedDict, total=False):
@@ -302,6 +327,9 @@ class Adapter(ABC):
     """One wire protocol."""
 
     api: ClassVar[str]
+    input_kinds: ClassVar[frozenset[str]] = CHAT_COMPLETIONS_INPUTS
+    """The input kinds beyond text its API carries (image, audio, file); an offering's own
+    declaration narrows them, and routing sends a call only where both take its parts."""
 
     @abstractmethod
     def prepare(self, body: ChatRequest, target: Target) -> UpstreamRequest:

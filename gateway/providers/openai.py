@@ -27,7 +27,14 @@ from gateway.providers.contract import (
     openai_error,
     openai_failure,
 )
-from gateway.providers.reasoning import answered_reasoning, effort_for, move_reasoning_back
+from gateway.providers.reasoning import (
+    ALIASES,
+    answered_reasoning,
+    effort_for,
+    effort_of,
+    move_reasoning_back,
+    reasoning_asked,
+)
 
 # OpenAI's vision pricing (platform.openai.com/docs/guides/images-vision, "Calculating
 # costs"): a patch model counts at most 1,536 patches times its multiplier (2.46 for the nano
@@ -65,7 +72,7 @@ class OpenAIAdapter(Adapter):
             out[self.seed_field] = out.pop("seed")
         if target.stream:
             self._stream_options(out)
-        if "reasoning_effort" in out:
+        if any(name in out for name in ALIASES):
             self._effort(out, target.reasoning_efforts)
         if isinstance(out.get("messages"), list):
             out["messages"] = move_reasoning_back(out["messages"], self.reasoning_input_field)
@@ -88,10 +95,13 @@ class OpenAIAdapter(Adapter):
         out["stream_options"] = merged
 
     def _effort(self, out: Json, efforts: tuple[str, ...]) -> None:
-        effort = effort_for(out["reasoning_effort"], efforts)
-        if effort is None:
-            del out["reasoning_effort"]
-        else:
+        """The call's reasoning as the one field Chat Completions reads, `reasoning_effort`:
+        the effort asked (or the one its budget stands for) as the offering takes it."""
+        ask = reasoning_asked(out)
+        for name in ALIASES:
+            out.pop(name, None)
+        effort = effort_for(effort_of(ask), efforts) if ask is not None else None
+        if effort is not None:
             out["reasoning_effort"] = effort
 
     def reply(self, data: bytes) -> Reply:

@@ -332,7 +332,10 @@ class GeminiAnswer:
         if text is None:
             return []
         pieces = [text] if whole else split_text(text, behaviour.chunks)
-        return [{"text": piece} for piece in pieces]
+        parts: list[Json] = [{"text": piece} for piece in pieces]
+        if whole and behaviour.text_signature:
+            parts[-1]["thoughtSignature"] = signature("text")
+        return parts
 
     def _logprobs(self, text: str | None) -> Json:
         """Each word of the text chosen at -0.25, with `logprobs` alternatives per step."""
@@ -373,9 +376,12 @@ class GeminiAnswer:
 
     def events(self, behaviour: Behaviour) -> SseEvents:
         body = [self._event(parts) for parts in self._stream_parts(behaviour)]
+        closing: Json = {"text": ""}
+        if behaviour.text_signature:  # a stream signs its text on the closing empty part
+            closing["thoughtSignature"] = signature("text")
         last = [
             {
-                "content": {"role": "model", "parts": [{"text": ""}]},
+                "content": {"role": "model", "parts": [closing]},
                 "finishReason": behaviour.finish_reason or "STOP",
                 "index": i,
             }

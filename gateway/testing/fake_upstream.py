@@ -96,6 +96,8 @@ class Behaviour:
     no_usage: bool = False
     raw_body: bytes | None = None
     inject: Injection | None = None
+    text_signature: bool = False
+    """Gemini: the answer's text carries a thought signature (Gemini 3's last text part)."""
 
     @property
     def content(self) -> str | None:
@@ -250,6 +252,7 @@ _SCRIPT_KEYS: dict[str, Callable[[object, str], Any]] = {
     "no_usage": _read_bool,
     "raw_body": _read_base64,
     "inject": _read_injection,
+    "text_signature": _read_bool,
 }
 
 

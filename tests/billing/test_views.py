@@ -106,10 +106,18 @@ def test_calls_no_model_served_are_shown_by_what_they_requested(alice, acme) -> 
         selectors=["anthropic/claude-opus-9"],
     )  # fmt: skip
     make_generation(acme, model="", provider="", status="refused", cost="0")  # named nothing
+    failed = make_generation(
+        acme, model="", provider="", status="failed", cost="0", selectors=["openai/gpt-5-mini"]
+    )
     client = signed_in(alice)
     listed = client.get("/generations/").content.decode()
     requested = '<span class="requested" title="Requested; no model served it">'
     assert requested + "anthropic/claude-opus-9" in listed
+    assert requested + "openai/gpt-5-mini" in listed
+    assert (
+        "<h1>openai/gpt-5-mini</h1>"
+        in client.get(f"/generations/{failed.request_id}/").content.decode()
+    )
     assert "(none)" not in listed
     assert "anthropic/claude-opus-9" in client.get("/").content.decode()
     detail = client.get(f"/generations/{refused.request_id}/").content.decode()
@@ -117,6 +125,7 @@ def test_calls_no_model_served_are_shown_by_what_they_requested(alice, acme) -> 
     charts = client.get("/usage/").context["charts"]
     assert {d["label"] for d in charts["calls"]["datasets"]} == {
         "anthropic/claude-opus-9 (not served)",
+        "openai/gpt-5-mini (not served)",
         "not served",
     }
     by_provider = client.get("/usage/", {"split": "provider"}).context["charts"]

@@ -96,6 +96,8 @@ def offer(
     **capabilities: Any,
 ) -> Offering:
     region_row = provider_row.regions.get(name=region) if region else None
+    # Text alone unless a test says otherwise (None: what the provider's API carries).
+    capabilities.setdefault("input_modalities", [])
     return Offering.objects.create(
         model=model_row,
         provider=provider_row,

@@ -175,6 +175,13 @@ def test_it_stores_exact_prices_and_capabilities_in_their_canonical_order(
     assert on_openai.input_modalities == ["image", "file"]
 
 
+def test_input_modalities_left_out_are_unset_and_empty_are_text_alone(tmp_path: Path) -> None:
+    load(tmp_path, VALID)
+    assert Offering.objects.get(model_id="openai/gpt-5").input_modalities is None
+    load(tmp_path, VALID + "input_modalities = []\n")
+    assert Offering.objects.get(model_id="openai/gpt-5").input_modalities == []
+
+
 def test_it_places_an_offering_on_a_region(tmp_path: Path) -> None:
     load(tmp_path, SMALL)
     on_eu = Offering.objects.get(model_id="openai/gpt-5", provider__name="azure")

@@ -3,16 +3,15 @@ checks each body against google-genai's types and answers in Gemini's shapes."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import httpx
 import orjson
 import pytest
-from django.conf import settings
 
 from gateway.state import STATE
 from gateway.testing.fake_gemini import MID_STREAM, signature
+from tests.gateway.calls import settle as refresh
 from tests.gateway.conftest import MOMOR_UPSTREAM_KEY, World, model, offer, provider
 
 ASK = [{"role": "user", "content": "What is the capital of France?"}]
@@ -56,16 +55,11 @@ def gemini(world: World) -> World:
 
 
 def settle(*model_ids: str) -> None:
-    """Wait until the running gateway's catalog holds these models: its refresher may have
-    built the catalog while the rows were being written."""
-    deadline = time.monotonic() + 5
-    time.sleep(2 * settings.MOMOR_REFRESH_SECONDS)
-    while time.monotonic() < deadline:
-        catalog = STATE.catalog
-        if catalog is None or all(m in catalog.models for m in model_ids):
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"the gateway's catalog never held {model_ids}")
+    """Bring the running gateway's catalog up to the database now, and check it holds these
+    models: its refresher starts with the first call, so before one nothing else would."""
+    refresh()
+    catalog = STATE.catalog
+    assert catalog is not None and all(m in catalog.models for m in model_ids), model_ids
 
 
 def ask(model_id: str = "google/gemini-3-pro", **fields: Any) -> dict[str, Any]:

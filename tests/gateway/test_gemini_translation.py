@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 import pytest
 
-from gateway.providers.contract import CannotCarry, StreamFailed, Target, Usage
+from gateway.providers.contract import CannotCarry, Event, StreamFailed, Target, Usage
 from gateway.providers.gemini.request import request_body
 from gateway.providers.gemini.response import failure_of, reply_of
 from gateway.providers.gemini.stream import GeminiStream
@@ -19,6 +19,7 @@ from gateway.testing.fake_gemini import invalid
 FIXTURES = Path(__file__).parent / "fixtures" / "gemini"
 SIG_CALL = "c2lnLWNhbGw="
 SIG_THOUGHT = "c2lnLXRob3VnaHQ="
+SIG_TEXT = "c2lnLXRleHQ="
 
 
 def fixture(name: str) -> Any:
@@ -172,6 +173,22 @@ def test_reasoning_details_are_replayed_as_signed_thoughts() -> None:
     }
 
 
+def test_a_text_signature_goes_back_on_the_text_and_not_as_a_thought() -> None:
+    assistant = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "Paris"}, {"type": "text", "text": " it is."}],
+        "reasoning_details": [
+            {"type": "reasoning.encrypted", "data": {"google.thought_signature": SIG_TEXT}},
+            {"type": "reasoning.encrypted", "data": {"anthropic.redacted_thinking": "x"}},
+        ],
+    }
+    body = request_body(ask(USER, assistant, {"role": "user", "content": "And Italy?"}), offering())
+    assert body["contents"][1] == {
+        "role": "model",
+        "parts": [{"text": "Paris"}, {"text": " it is.", "thoughtSignature": SIG_TEXT}],
+    }
+
+
 def test_a_tool_call_made_elsewhere_gets_the_documented_skip_signature() -> None:
     call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}
     assistant = {"role": "assistant", "content": None, "tool_calls": [call]}
@@ -228,6 +245,41 @@ def test_thoughts_and_text_come_back_as_reasoning_and_content() -> None:
     ]
     assert reply.body["object"] == "chat.completion"
     assert isinstance(reply.body["created"], int)
+
+
+def test_a_signed_text_comes_back_as_an_encrypted_reasoning_detail() -> None:
+    answer = {
+        "candidates": [
+            {
+                "content": {
+                    "role": "model",
+                    "parts": [{"text": "Paris."}, {"text": "", "thoughtSignature": SIG_TEXT}],
+                },
+                "finishReason": "STOP",
+            }
+        ]
+    }
+    reply = reply_of(orjson.dumps(answer))
+    assert reply.body["choices"][0]["message"] == {
+        "role": "assistant",
+        "content": "Paris.",
+        "reasoning_details": [
+            {"type": "reasoning.encrypted", "data": {"google.thought_signature": SIG_TEXT}}
+        ],
+    }
+
+
+def test_a_streamed_text_signature_follows_its_text() -> None:
+    translator = GeminiStream()
+    part = {"text": "Paris.", "thoughtSignature": SIG_TEXT}
+    event = {"candidates": [{"content": {"role": "model", "parts": [part]}}]}
+    chunks = translator.feed(Event(orjson.dumps(event).decode()))
+    signed = {"type": "reasoning.encrypted", "data": {"google.thought_signature": SIG_TEXT}}
+    assert chunks == [
+        chunk(0, {"role": "assistant", "content": ""}),
+        chunk(0, {"content": "Paris."}),
+        chunk(0, {"reasoning_details": [signed]}),
+    ]
 
 
 def test_usage_counts_cache_reads_in_the_prompt_and_thoughts_in_the_completion() -> None:

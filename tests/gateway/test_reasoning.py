@@ -1,5 +1,6 @@
-"""Reasoning on the way, pure: the effort a model takes, reasoning sent back moved into the
-field a provider reads, reasoning answered returned as `reasoning`."""
+"""Reasoning on the way, pure: what a call asks of it, the effort a model takes, reasoning
+sent back moved into the field a provider reads, reasoning answered returned as
+`reasoning`."""
 
 from __future__ import annotations
 
@@ -7,7 +8,15 @@ from typing import Any
 
 import pytest
 
-from gateway.providers.reasoning import answered_reasoning, effort_for, move_reasoning_back
+from gateway.providers.contract import ReasoningAsk
+from gateway.providers.reasoning import (
+    BadReasoning,
+    answered_reasoning,
+    effort_for,
+    effort_of,
+    move_reasoning_back,
+    reasoning_asked,
+)
 
 GPT5 = ("minimal", "low", "medium", "high")
 AZURE_EU = ("low", "medium", "high")
@@ -90,3 +99,55 @@ def test_reasoning_sent_back_is_dropped_where_no_field_reads_it() -> None:
 def test_a_conversation_without_reasoning_is_the_same_list() -> None:
     messages = [{"role": "user", "content": "q"}]
     assert move_reasoning_back(messages, "reasoning_content") is messages
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ({}, None),
+        ({"reasoning": None}, None),
+        ({"reasoning": {}}, None),
+        ({"reasoning": {"exclude": False}}, None),
+        ({"include_reasoning": True}, None),
+        ({"reasoning_effort": "low"}, ReasoningAsk("low")),
+        ({"reasoning": {"effort": "high"}, "reasoning_effort": "low"}, ReasoningAsk("high")),
+        ({"reasoning": {"max_tokens": 2000}}, ReasoningAsk(max_tokens=2000)),
+        ({"reasoning": {"enabled": True}}, ReasoningAsk("medium")),
+        ({"reasoning": {"enabled": False, "max_tokens": 9}}, ReasoningAsk("none")),
+        ({"reasoning": {"exclude": True}}, ReasoningAsk(exclude=True)),
+        ({"include_reasoning": False}, ReasoningAsk(exclude=True)),
+        ({"reasoning": {"exclude": False}, "include_reasoning": False}, None),
+    ],
+)
+def test_the_reasoning_asked_reads_the_object_and_its_aliases(
+    body: dict[str, Any], expected: ReasoningAsk | None
+) -> None:
+    assert reasoning_asked(body) == expected
+
+
+@pytest.mark.parametrize(
+    ("ask", "thinks"),
+    [
+        (ReasoningAsk("none"), False),
+        (ReasoningAsk(exclude=True), False),
+        (ReasoningAsk("minimal"), True),
+        (ReasoningAsk(max_tokens=1), True),
+    ],
+)
+def test_exclude_alone_or_effort_none_asks_for_no_thinking(ask: ReasoningAsk, thinks: bool) -> None:
+    assert ask.thinks is thinks
+
+
+@pytest.mark.parametrize(
+    ("budget", "effort"),
+    [(1, "minimal"), (1023, "minimal"), (1024, "low"), (4096, "medium"), (16384, "high"),
+     (32768, "xhigh")],
+)  # fmt: skip
+def test_a_budget_stands_for_the_deepest_effort_it_reaches(budget: int, effort: str) -> None:
+    assert effort_of(ReasoningAsk(max_tokens=budget)) == effort
+
+
+def test_an_unreadable_reasoning_field_is_named() -> None:
+    with pytest.raises(BadReasoning) as raised:
+        reasoning_asked({"reasoning": {"effort": "turbo"}})
+    assert raised.value.field == "reasoning.effort"

@@ -29,6 +29,7 @@ FILE_TOKENS = 100 * (3_000 + IMAGE_TOKENS)
 
 class AnthropicAdapter(Adapter):
     api: ClassVar[str] = "anthropic"
+    input_kinds: ClassVar[frozenset[str]] = frozenset({"image", "file"})  # no audio input
 
     def prepare(self, body: ChatRequest, target: Target) -> UpstreamRequest:
         out = request.request_body(

@@ -21,15 +21,22 @@ The output ceiling is always sent, as Anthropic requires one: max_completion_tok
 max_tokens, else `DEFAULT_MAX_TOKENS` (4096), plus the thinking budget when the client sent no
 ceiling and the call thinks.
 
-Reasoning (`reasoning_effort`, mapped to an effort the offering takes with `effort_for`):
+Reasoning (`reasoning`, its aliases read by `reasoning_asked`; the effort mapped to one the
+offering takes with `effort_for`):
 
-- offerings whose efforts include "xhigh" or "max" are Anthropic's adaptive-thinking models
-  (Opus 4.6 and later): they get `thinking: {"type": "adaptive"}` and `output_config.effort`;
-- the others get manual thinking, `{"type": "enabled", "budget_tokens": N}` with N from
-  `BUDGETS` (low 1024, medium 4096, high 16384, xhigh 32768, max 65536); a client ceiling
-  caps the budget to leave 1024 tokens of answer (`budget < max_tokens`, as Anthropic checks),
-  and below the 1024-token minimum budget the call does not think;
-- "none", an offering that lists no efforts, or no `reasoning_effort` at all: no thinking.
+- offerings whose efforts include "xhigh" are Anthropic's adaptive-thinking models (Opus 4.6
+  and later): they get `thinking: {"type": "adaptive"}` and `output_config.effort` (a budget
+  asked stands for the effort `effort_of` gives it);
+- the others get manual thinking, `{"type": "enabled", "budget_tokens": N}`: N is the budget
+  asked (`reasoning.max_tokens`), else the effort's share of the call's ceiling (`SHARES`:
+  minimal 10%, low 20%, medium 50%, high 80%, xhigh 95%), else, with no ceiling, the
+  effort's budget from `BUDGETS` (low 1024, medium 4096, high 16384, xhigh 32768) on top of
+  the default ceiling. Anthropic takes a budget of at least 1024 and below `max_tokens`
+  (docs.claude.com, extended thinking): N is raised to 1024 and held below the ceiling, and a
+  ceiling of 1024 or less leaves the call without thinking;
+- effort "none" (`enabled: false`), an offering that lists no efforts, a call that asks no
+  reasoning, or a `tool_choice` that forces a tool (Anthropic takes thinking only beside
+  `auto` and `none` tool choices): no thinking.
 """
 
 from __future__ import annotations
@@ -40,12 +47,19 @@ from typing import Any
 
 import orjson
 
-from gateway.providers.contract import CannotCarry, ChatRequest, Json, fields, listed
-from gateway.providers.reasoning import effort_for
+from gateway.providers.contract import (
+    CannotCarry,
+    ChatRequest,
+    Json,
+    ReasoningAsk,
+    fields,
+    listed,
+)
+from gateway.providers.reasoning import effort_for, effort_of, reasoning_asked
 
 DEFAULT_MAX_TOKENS = 4096
 MIN_BUDGET = 1024
-ANSWER_ROOM = 1024
+SHARES = {"minimal": 0.1, "low": 0.2, "medium": 0.5, "high": 0.8, "xhigh": 0.95}
 BUDGETS = {
     "minimal": 1024,
     "low": 1024,
@@ -55,6 +69,7 @@ BUDGETS = {
     "max": 65536,
 }
 ADAPTIVE_MARKERS = frozenset({"xhigh", "max"})
+DEFAULT_EFFORT = "medium"
 SIGNATURE_KEY = "anthropic.signature"
 REDACTED_KEY = "anthropic.redacted"
 PASSED_AS_IS = ("temperature", "top_p", "top_k")
@@ -93,25 +108,46 @@ def sent_ceiling(body: ChatRequest, efforts: tuple[str, ...]) -> int:
 
 def _reasoning_and_ceiling(body: ChatRequest, efforts: tuple[str, ...]) -> Json:
     ceiling = _client_ceiling(body)
-    asked = body.get("reasoning_effort")
-    effort = None if asked in (None, "none") else effort_for(asked, efforts)
-    if effort is None:
+    ask = reasoning_asked(body)
+    if ask is None or not ask.thinks or not efforts or _forces_tool(body.get("tool_choice")):
         return {"max_tokens": ceiling or DEFAULT_MAX_TOKENS}
-    budget = BUDGETS.get(effort, BUDGETS["medium"])
     if ADAPTIVE_MARKERS & set(efforts):
-        return {
-            "max_tokens": ceiling or DEFAULT_MAX_TOKENS + budget,
-            "thinking": {"type": "adaptive"},
-            "output_config": {"effort": effort},
-        }
-    if ceiling is not None:
-        budget = min(budget, ceiling - ANSWER_ROOM)
-        if budget < MIN_BUDGET:
-            return {"max_tokens": ceiling}
+        return _adaptive(ask, efforts, ceiling)
+    return _manual(ask, efforts, ceiling)
+
+
+def _adaptive(ask: ReasoningAsk, efforts: tuple[str, ...], ceiling: int | None) -> Json:
+    effort = effort_for(effort_of(ask), efforts) or DEFAULT_EFFORT
+    room = ask.max_tokens or BUDGETS.get(effort, BUDGETS[DEFAULT_EFFORT])
     return {
-        "max_tokens": ceiling or DEFAULT_MAX_TOKENS + budget,
-        "thinking": {"type": "enabled", "budget_tokens": budget},
+        "max_tokens": ceiling or DEFAULT_MAX_TOKENS + room,
+        "thinking": {"type": "adaptive"},
+        "output_config": {"effort": effort},
     }
+
+
+def _manual(ask: ReasoningAsk, efforts: tuple[str, ...], ceiling: int | None) -> Json:
+    effort = effort_for(ask.effort, efforts) or DEFAULT_EFFORT
+    if ask.max_tokens is not None:
+        budget = ask.max_tokens
+    elif ceiling is not None:
+        budget = int(ceiling * SHARES.get(effort, SHARES[DEFAULT_EFFORT]))
+    else:
+        budget = BUDGETS.get(effort, BUDGETS[DEFAULT_EFFORT])
+    budget = max(budget, MIN_BUDGET)
+    if ceiling is None:
+        return {
+            "max_tokens": DEFAULT_MAX_TOKENS + budget,
+            "thinking": {"type": "enabled", "budget_tokens": budget},
+        }
+    budget = min(budget, ceiling - 1)
+    if budget < MIN_BUDGET:
+        return {"max_tokens": ceiling}
+    return {"max_tokens": ceiling, "thinking": {"type": "enabled", "budget_tokens": budget}}
+
+
+def _forces_tool(choice: object) -> bool:
+    return choice == "required" or (isinstance(choice, dict) and choice.get("type") == "function")
 
 
 def _client_ceiling(body: ChatRequest) -> int | None:

@@ -11,6 +11,7 @@ from typing import ClassVar
 import orjson
 
 from gateway.providers.contract import (
+    CHAT_COMPLETIONS_INPUTS,
     Adapter,
     ChatRequest,
     Failure,
@@ -38,6 +39,8 @@ def method(stream: bool) -> str:
 
 class GeminiAdapter(Adapter):
     api: ClassVar[str] = "gemini"
+    # Images, audio and files as inline bytes, an image also by address.
+    input_kinds: ClassVar[frozenset[str]] = CHAT_COMPLETIONS_INPUTS
 
     def prepare(self, body: ChatRequest, target: Target) -> UpstreamRequest:
         out = request_body(body, target)

@@ -5,7 +5,9 @@ for (user, parallel_tool_calls, stream_options, store...) are left off.
 
 An assistant message sent back replays its `reasoning_details` entries whose `data` holds
 `google.thought_signature` (the shape the answer gives them: `{"type": "reasoning.text",
-"text": ..., "data": {"google.thought_signature": sig}}`) as thought parts, and each tool call's
+"text": ..., "data": {"google.thought_signature": sig}}`) as thought parts, a
+`{"type": "reasoning.encrypted", "data": {"google.thought_signature": sig}}` entry (a signature
+Gemini put on its text) on the text, and each tool call's
 `extra_content.google.thought_signature` on its function call part.
 
 Reference: https://ai.google.dev/api/generate-content#request-body"""
@@ -17,10 +19,19 @@ from typing import Any
 
 import orjson
 
-from gateway.providers.contract import CannotCarry, ChatRequest, Json, Target, fields, listed
-from gateway.providers.reasoning import effort_for
+from gateway.providers.contract import (
+    CannotCarry,
+    ChatRequest,
+    Json,
+    ReasoningAsk,
+    Target,
+    fields,
+    listed,
+)
+from gateway.providers.reasoning import effort_for, effort_of, reasoning_asked
 
 SIGNATURE_KEY = "google.thought_signature"
+ENCRYPTED = "reasoning.encrypted"
 # Gemini 3 checks that each function call of the current turn carries its thought signature;
 # a call made elsewhere (another provider, an edited history) has none, and this documented
 # value skips the check: https://ai.google.dev/gemini-api/docs/thought-signatures
@@ -29,6 +40,16 @@ CALLING_MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
 # Google's OpenAI compatibility layer maps efforts to budgets this way for budget models:
 # https://ai.google.dev/gemini-api/docs/openai#thinking
 BUDGETS = {"none": 0, "minimal": 512, "low": 1024, "medium": 8192, "high": 24576, "xhigh": 32768}
+# The thinking budgets Gemini 2.5 takes (ai.google.dev/gemini-api/docs/thinking): the least
+# and most, and whether 0 (no thinking) is one. 2.5 Pro cannot turn thinking off.
+BUDGET_RANGES = (
+    ("gemini-2.5-pro", 128, 32768, False),
+    ("gemini-2.5-flash-lite", 512, 24576, True),
+    ("gemini-2.5-flash", 1, 24576, True),
+)
+ANY_BUDGET = ("", 1, 24576, True)
+# The thinking levels Gemini 3 takes; each model takes those the catalog lists for it.
+LEVELS = ("minimal", "low", "medium", "high")
 SERVICE_TIERS = {"flex": "flex", "priority": "priority", "default": "standard"}
 AUDIO_TYPES = {"mp3": "audio/mp3", "wav": "audio/wav"}
 SAMPLING = (
@@ -190,8 +211,9 @@ def guess_type(name: str, default: str) -> str:
 def assistant_parts(message: Json) -> list[Json]:
     """Replayed thoughts first, then the text, then the function calls (the order Gemini
     answered them in)."""
-    parts = thought_parts(message.get("reasoning_details"))
-    parts.extend(_text_parts(message.get("content")))
+    details = message.get("reasoning_details")
+    parts = thought_parts(details)
+    parts.extend(_signed_text(_text_parts(message.get("content")), details))
     calls = [function_call(c) for c in listed(message.get("tool_calls"), "tool_calls")]
     if calls and not any("thoughtSignature" in c for c in calls):
         calls[0]["thoughtSignature"] = SKIP_SIGNATURE
@@ -206,12 +228,31 @@ def thought_parts(details: object) -> list[Json]:
         return []
     parts: list[Json] = []
     for detail in details:
-        data = detail.get("data") if isinstance(detail, dict) else None
-        signature = data.get(SIGNATURE_KEY) if isinstance(data, dict) else None
-        if isinstance(signature, str) and signature:
+        signature = _signature(detail)
+        if signature and detail.get("type") != ENCRYPTED:
             text = str(detail.get("text") or "")
             parts.append({"text": text, "thought": True, "thoughtSignature": signature})
     return parts
+
+
+def _signed_text(parts: list[Json], details: object) -> list[Json]:
+    """The text with the signature Gemini put on it (the last one given) on its last part."""
+    entries = details if isinstance(details, list) else []
+    signatures = [
+        _signature(d) for d in entries if isinstance(d, dict) and d.get("type") == ENCRYPTED
+    ]
+    signatures = [s for s in signatures if s]
+    if not signatures:
+        return parts
+    parts = parts or [{"text": ""}]
+    parts[-1]["thoughtSignature"] = signatures[-1]
+    return parts
+
+
+def _signature(detail: object) -> str:
+    data = detail.get("data") if isinstance(detail, dict) else None
+    signature = data.get(SIGNATURE_KEY) if isinstance(data, dict) else None
+    return signature if isinstance(signature, str) else ""
 
 
 def function_call(call: object) -> Json:
@@ -308,7 +349,7 @@ def generation_config(body: ChatRequest, target: Target) -> Json:
     if stop:
         config["stopSequences"] = [stop] if isinstance(stop, str) else listed(stop, "stop")
     config.update(response_format(body.get("response_format")))
-    thinking = thinking_config(body.get("reasoning_effort"), target)
+    thinking = thinking_config(body, target)
     if thinking:
         config["thinkingConfig"] = thinking
     return config
@@ -334,26 +375,39 @@ def response_format(value: object) -> Json:
     return out
 
 
-def thinking_config(asked: object, target: Target) -> Json:
-    """The effort as a thinking level (Gemini 3) or a thinking budget (Gemini 2.5, whose ids
-    start with gemini-2), thoughts included so reasoning comes back; nothing for a model that
-    takes no effort."""
-    if asked is None:
-        return {}
-    effort = effort_for(asked, target.reasoning_efforts)
-    if effort is None:
+def thinking_config(body: ChatRequest, target: Target) -> Json:
+    """The call's reasoning as a thinking budget (Gemini 2.5, whose ids start with gemini-2)
+    or a thinking level (Gemini 3), thoughts included unless the call excludes them; nothing
+    for a model that takes no effort or a call that asks nothing of reasoning."""
+    ask = reasoning_asked(body)
+    if ask is None or not target.reasoning_efforts or (ask.effort is None and not ask.thinks):
         return {}
     if target.upstream_id.startswith("gemini-2"):
-        budget = BUDGETS.get(effort, BUDGETS["medium"])
-        return (
-            {"thinkingBudget": budget}
-            if budget == 0
-            else {
-                "thinkingBudget": budget,
-                "includeThoughts": True,
-            }
-        )
-    return {"thinkingLevel": effort.upper(), "includeThoughts": True}
+        budget = thinking_budget(ask, target)
+        if budget == 0:
+            return {"thinkingBudget": 0}
+        return {"thinkingBudget": budget, "includeThoughts": not ask.exclude}
+    takes = tuple(e for e in target.reasoning_efforts if e in LEVELS)
+    level = effort_for(effort_of(ask), takes)
+    if level is None:
+        return {}
+    return {"thinkingLevel": level.upper(), "includeThoughts": not ask.exclude}
+
+
+def thinking_budget(ask: ReasoningAsk, target: Target) -> int:
+    """The budget asked, else the effort's (as the offering takes it), within the range the
+    model takes: effort "none" is 0 where the model can stop thinking, else its least."""
+    _, least, most, stops = next(
+        (r for r in BUDGET_RANGES if target.upstream_id.startswith(r[0])), ANY_BUDGET
+    )
+    if ask.max_tokens is not None:
+        budget = ask.max_tokens
+    else:
+        effort = effort_for(ask.effort, target.reasoning_efforts)
+        budget = BUDGETS.get(effort or "medium", BUDGETS["medium"])
+    if budget == 0 and stops:
+        return 0
+    return min(max(budget, least), most)
 
 
 def extra_fields(body: ChatRequest) -> Json:

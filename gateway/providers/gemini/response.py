@@ -64,6 +64,7 @@ def read_parts(parts: list[Any], first_call: int = 0) -> Parts:
             out.calls.append(tool_call(part, first_call + len(out.calls)))
         elif isinstance(part.get("text"), str):
             out.text.append(part["text"])
+            out.details.extend(text_signature(part))
     if block:
         out.details.append(reasoning_detail(block))
     out.reasoning = [str(p.get("text") or "") for p in parts if _thought(p)]
@@ -81,6 +82,15 @@ def reasoning_detail(block: list[Json]) -> Json:
     data = {SIGNATURE_KEY: signatures[-1]} if signatures else {}
     text = "".join(str(p.get("text") or "") for p in block)
     return {"type": "reasoning.text", "text": text, "data": data}
+
+
+def text_signature(part: Json) -> list[Json]:
+    """The signature Gemini put on an answer's text part, as the `reasoning_details` entry the
+    text is sent back with (https://ai.google.dev/gemini-api/docs/thought-signatures)."""
+    signature = part.get("thoughtSignature")
+    if not isinstance(signature, str) or not signature:
+        return []
+    return [{"type": "reasoning.encrypted", "data": {SIGNATURE_KEY: signature}}]
 
 
 def tool_call(part: Json, index: int) -> Json:
@@ -178,6 +188,7 @@ def choice_of(candidate: Json, position: int) -> tuple[Choice, str]:
     message: Json = {"role": "assistant", "content": "".join(parts.text) if parts.text else None}
     if parts.reasoning:
         message["reasoning"] = "".join(parts.reasoning)
+    if parts.details:
         message["reasoning_details"] = parts.details
     if parts.calls:
         message["tool_calls"] = parts.calls

@@ -1,6 +1,7 @@
 """Gemini's `streamGenerateContent?alt=sse` as Chat Completions chunks. Each event is a whole
 GenerateContentResponse holding the parts produced since the last one; a run of thought parts
-streams as `delta.reasoning` and closes with one `delta.reasoning_details` entry.
+streams as `delta.reasoning` and closes with one `delta.reasoning_details` entry; a signature
+on a text part follows that text as a `reasoning.encrypted` entry of `delta.reasoning_details`.
 
 Reference: https://ai.google.dev/api/generate-content#method:-models.streamgeneratecontent"""
 
@@ -24,6 +25,7 @@ from gateway.providers.gemini.response import (
     google_failure,
     logprobs_of,
     reasoning_detail,
+    text_signature,
     tool_call,
     usage_of,
 )
@@ -104,8 +106,12 @@ class GeminiStream(StreamTranslator):
             call = tool_call(part, choice.calls)
             chunks.append(chunk(choice.index, {"tool_calls": [{"index": choice.calls, **call}]}))
             choice.calls += 1
-        elif part.get("text"):
-            chunks.append(chunk(choice.index, {"content": part["text"]}))
+        else:
+            if part.get("text"):
+                chunks.append(chunk(choice.index, {"content": part["text"]}))
+            signed = text_signature(part)
+            if signed:
+                chunks.append(chunk(choice.index, {"reasoning_details": signed}))
         return chunks
 
     def _close_thoughts(self, choice: ChoiceStream) -> Chunks:
