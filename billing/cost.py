@@ -16,14 +16,30 @@ NANO = Decimal("0.000000001")
 def tokens_cost(tokens: TokenCounts, prices: dict[str, str]) -> Decimal:
     """Prompt tokens not read from or written to the cache at the prompt price, cache reads and
     writes at theirs, completion (reasoning included) at the completion price."""
+    prompt, completion = _parts(tokens, prices)
+    return _usd(prompt + completion)
+
+
+def tokens_cost_parts(tokens: TokenCounts, prices: dict[str, str]) -> tuple[Decimal, Decimal]:
+    """`tokens_cost` as its prompt part (cache reads and writes included) and its completion
+    part, each rounded on its own."""
+    prompt, completion = _parts(tokens, prices)
+    return _usd(prompt), _usd(completion)
+
+
+def _parts(tokens: TokenCounts, prices: dict[str, str]) -> tuple[Decimal, Decimal]:
+    """The prompt and completion parts, in USD times a million tokens."""
     fresh = max(tokens.prompt - tokens.cached - tokens.cache_write, 0)
-    total = (
+    prompt = (
         fresh * _price(prices, "prompt")
         + tokens.cached * _price(prices, "cache_read", fallback="prompt")
         + tokens.cache_write * _price(prices, "cache_write", fallback="prompt")
-        + tokens.completion * _price(prices, "completion")
     )
-    return (total / MILLION).quantize(NANO, rounding=ROUND_HALF_UP)
+    return prompt, tokens.completion * _price(prices, "completion")
+
+
+def _usd(per_million: Decimal) -> Decimal:
+    return (per_million / MILLION).quantize(NANO, rounding=ROUND_HALF_UP)
 
 
 def call_cost(tokens: TokenCounts, prices: dict[str, str], key_source: str) -> Decimal:

@@ -6,17 +6,20 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from accounts.redaction import scrub
-from billing.cost import call_cost
 from billing.record_building import Offer, Served, attempt_failed, attempt_served, new_attempt
 from billing.records import CallRecord, TokenCounts
 from gateway.admission import Renewal
+from gateway.answer_usage import priced, token_counts
 from gateway.options import CallOptions
 from gateway.providers.contract import CompletionUsage, Failure, Target, Usage
 from gateway.routing import Candidate, target_of
 from gateway.upstream import UpstreamError
+
+if TYPE_CHECKING:
+    from gateway.routing_metadata import RoutingTrace
 
 
 @dataclass(slots=True)
@@ -39,6 +42,10 @@ class Call:
     last: tuple[Candidate, Failure] | None = None
     uncarried: str = ""
     renewal: Renewal | None = None
+    tries: list[Attempt] = field(default_factory=list)
+    """Each try made, in the order of `candidates`."""
+    trace: RoutingTrace | None = None
+    """Kept for `momor_metadata` when the call asked for it."""
 
     def elapsed_ms(self, since: float | None = None) -> int:
         return int((time.monotonic() - (since or self.started)) * 1000)
@@ -64,12 +71,14 @@ class Attempt:
             ),
         )
         self.secrets: tuple[str, ...] = ()
+        self.failure: Failure | None = None
+        call.tries.append(self)
 
     def failed(self, failure: Failure, *, decisive: bool = True) -> Failure:
         """Note a failed try; a decisive one is what the call answers if it is the last.
         Every secret sent upstream on this try is masked first: the failure returned is the
         one to answer with."""
-        failure = scrubbed(failure, (self.candidate.secret, *self.secrets))
+        failure = self.failure = scrubbed(failure, (self.candidate.secret, *self.secrets))
         attempt_failed(self.row, failure.status, failure.message, self.elapsed_ms())
         if decisive:
             self.call.last = (self.candidate, failure)
@@ -96,12 +105,11 @@ class Attempt:
     def elapsed_ms(self) -> int:
         return self.call.elapsed_ms(self.started)
 
-    def add_cost(self, usage: CompletionUsage) -> None:
-        """`usage.cost`: what the organization is charged for the call, in USD."""
-        tokens = tokens_of(Usage.from_openai(usage))
-        if tokens is not None:
-            prices = self.candidate.offering.prices.as_dict()
-            usage["cost"] = float(call_cost(tokens, prices, self.candidate.key_source))
+    def add_cost(self, usage: CompletionUsage, *, estimated: bool = False) -> None:
+        """`usage.cost` (what the organization is charged for the call, in USD) and the other
+        fields Momor adds to the answer's usage (`gateway.answer_usage`)."""
+        prices = self.candidate.offering.prices.as_dict()
+        priced(usage, prices, self.candidate.key_source, estimated=estimated)
 
     def served_headers(self) -> dict[str, str]:
         offering = self.candidate.offering
@@ -109,15 +117,7 @@ class Attempt:
 
 
 def tokens_of(usage: Usage | None) -> TokenCounts | None:
-    if usage is None:
-        return None
-    return TokenCounts(
-        prompt=usage.prompt_tokens,
-        completion=usage.completion_tokens,
-        cached=usage.cached_tokens,
-        cache_write=usage.cache_write_tokens,
-        reasoning=usage.reasoning_tokens,
-    )
+    return None if usage is None else token_counts(usage)
 
 
 def scrubbed(failure: Failure, secrets: tuple[str, ...]) -> Failure:

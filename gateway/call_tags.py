@@ -10,7 +10,7 @@ from typing import Any
 
 from gateway.errors import invalid_value
 
-TAG_HEADERS = ("x-request-id", "x-session-id", "http-referer", "x-title")
+TAG_HEADERS = ("x-request-id", "x-session-id", "http-referer", "x-title", "x-momor-metadata")
 REQUEST_ID_MAX, SESSION_MAX, REFERER_MAX, TITLE_MAX = 128, 256, 2048, 256
 
 

@@ -40,6 +40,7 @@ from gateway.ops.tracing import TRACER
 from gateway.options import CallOptions, read_options, requested_selectors, strip_routing
 from gateway.request_ids import request_id_claim, reused
 from gateway.routing import Candidate, Plan, candidates, needs_of, nothing_answers
+from gateway.routing_metadata import RoutingTrace, ended_metadata, refusal_metadata, wanted
 from gateway.selectors import AgeRules, resolve
 from gateway.sessions import pin_of, session_moves, session_pin, stick
 from gateway.state import STATE
@@ -115,6 +116,7 @@ class Route:
         self.tags = CallTags()
         self.plan = Plan()
         self.echo: dict[str, str] = {}
+        self.trace = RoutingTrace() if wanted(headers) else None
 
 
 async def _rated(exc: GatewayError, route: Route) -> GatewayError:
@@ -140,14 +142,18 @@ async def _route(route: Route) -> Answer:
     try:
         options, found = await _planned(route)
     except GatewayError as exc:
+        if route.trace is not None:
+            _explained(exc, refusal_metadata(route.trace))
         rate = await count_refused(caller)
         await _claim(route, rate.headers())
         raise _with_headers(exc, rate.headers()) from None
     ticket = await _admitted(route, worst_cost(body, len(route.raw), found))
     call = Call(record.request_id, strip_routing(body), len(route.raw), options, found, record)
+    call.trace = route.trace
     try:
         answered = await answer(call)
     except GatewayError as exc:
+        _explained(exc, ended_metadata(call, None))
         raise _with_headers(exc, ticket.rate.headers()) from None
     answered.headers.update(ticket.rate.headers())
     await _session_moves(route, found)
@@ -164,16 +170,24 @@ async def _planned(route: Route) -> tuple[CallOptions, list[Candidate]]:
     options = read_options(body, catalog.places)
     record.selectors, record.streamed = list(options.selectors), options.stream
     route.tags = tags = _tagged(route)
-    models = resolve(catalog, options.selectors, _age_rules(options, caller))
+    rules = _age_rules(options, caller)
+    models = resolve(catalog, options.selectors, rules)
+    needs = needs_of(body)
+    if route.trace is not None:
+        trace = route.trace
+        trace.catalog, trace.options, trace.rules, trace.models = catalog, options, rules, models
+        trace.needs, trace.org, trace.plan = needs, caller.org, route.plan
     if not models:
         raise nothing_answers(options)
     figures = None
     if options.prefs.sort != "price":
         figures = await figures_of(o.id for m in models for o in m.offerings)
     record.routing = {"provider": options.prefs.given(), "excluded": route.plan.excluded}
-    found = candidates(models, options, caller.org, needs_of(body), figures, route.plan)
-    if tags.session_id:
-        found = stick(found, await session_pin(caller.org.id, tags.session_id))
+    found = candidates(models, options, caller.org, needs, figures, route.plan)
+    pin = await session_pin(caller.org.id, tags.session_id) if tags.session_id else None
+    found = stick(found, pin)
+    if route.trace is not None:
+        route.trace.routed(found, pin)
     if not options.prefs.allow_fallbacks:
         found = found[:1]
     return options, found
@@ -245,6 +259,11 @@ async def _reserve(caller: Caller, record: CallRecord, amount: Decimal) -> Ticke
         raise
     metrics.reserved()
     return record.ticket
+
+
+def _explained(exc: GatewayError, metadata: dict[str, Any] | None) -> None:
+    if metadata is not None:
+        exc.extra = {**(exc.extra or {}), "momor_metadata": metadata}
 
 
 def _with_headers(exc: GatewayError, headers: dict[str, str]) -> GatewayError:

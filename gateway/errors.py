@@ -18,16 +18,12 @@ class GatewayError(Exception):
     code: str | int | None = None
     param: str | None = None
     headers: dict[str, str] | None = None
+    extra: dict[str, Any] | None = None
+    """Fields sent beside `error` (`momor_metadata`)."""
 
     def body(self) -> dict[str, Any]:
-        return {
-            "error": {
-                "message": self.message,
-                "type": self.type,
-                "param": self.param,
-                "code": self.code,
-            }
-        }
+        error = {"message": self.message, "type": self.type, "param": self.param, "code": self.code}
+        return {"error": error, **(self.extra or {})}
 
     def json(self) -> bytes:
         return orjson.dumps(self.body())

@@ -17,6 +17,7 @@ from django.conf import settings
 
 from billing.record_building import call_served
 from gateway.admission import Renewal
+from gateway.answer_fields import plain_answer
 from gateway.answer_rules import RuleBroken
 from gateway.attempts import Answer, Attempt, Call, transport_message
 from gateway.credentials import CredentialsFailed, ready
@@ -78,9 +79,7 @@ def _read_reply(adapter: Adapter, data: bytes, attempt: Attempt) -> tuple[Reply,
         reply = adapter.reply(_readable(data))
         if attempt.call.options.rules is not None:
             attempt.call.options.rules.hold(reply.body)
-        usage = reply.body.get("usage")
-        if isinstance(usage, dict):
-            attempt.add_cost(usage)
+        plain_answer(reply, attempt)
         reply.body["id"] = attempt.call.request_id
         reply.body["model"] = attempt.candidate.offering.model_id
         return reply, orjson.dumps(reply.body)

@@ -15,15 +15,18 @@ from django.conf import settings
 
 from billing.record_building import estimated_tokens, stream_ended
 from billing.recording import record_call
+from gateway.answer_fields import closing_chunk, estimated_usage_chunk
 from gateway.attempts import Attempt, Call, tokens_of, transport_message
 from gateway.providers.contract import (
     ChatCompletionChunk,
     Event,
     Failure,
+    Json,
     StreamFailed,
     StreamTranslator,
     error_chunk,
 )
+from gateway.routing_metadata import ended_metadata
 from gateway.sse import DONE, Decoder, encode
 from gateway.upstream import Response, UpstreamError
 
@@ -42,6 +45,7 @@ class StreamRelay:
         self.response, self.translator = response, translator
         self.chunks = self._chunks()
         self.delivered_chars = 0
+        self.usage_sent = False
 
     @property
     def place(self) -> str:
@@ -73,6 +77,7 @@ class StreamRelay:
         `[DONE]` or one error chunk, is sent once the call is recorded (a client that went
         away is recorded as it leaves)."""
         outcome = "cancelled"
+        last: ChatCompletionChunk | None = None
         try:
             yield b""
             for chunk in opening:
@@ -83,7 +88,7 @@ class StreamRelay:
                     yield data
             if not self.translator.state.finished:
                 raise StreamFailed(Failure(502, "The provider closed the connection mid-answer."))
-            outcome, last = "success", DONE
+            outcome = "success"
         except StreamFailed as exc:
             outcome, last = "broken", self._error_chunk(exc.failure)
         except (UpstreamError, TimeoutError) as exc:
@@ -95,7 +100,8 @@ class StreamRelay:
         finally:
             await self.response.close()
             await self._finish(outcome)
-        yield last
+        for data in self._ending(last):
+            yield data
 
     async def _chunks(self) -> AsyncIterator[ChatCompletionChunk]:
         decoder = Decoder()
@@ -135,6 +141,7 @@ class StreamRelay:
     def _emit(self, chunk: ChatCompletionChunk) -> bytes | None:
         chunk["id"] = self.call.request_id
         chunk["model"] = self.attempt.candidate.offering.model_id
+        chunk["provider"] = self.attempt.candidate.offering.provider.label
         if not chunk.get("created"):
             chunk["created"] = self.call.created
         if not self.call.options.include_usage:
@@ -145,23 +152,37 @@ class StreamRelay:
             usage = chunk.get("usage")
             if usage:
                 self.attempt.add_cost(usage)
+                self.usage_sent = True
         self.delivered_chars += _shown_chars(chunk)
         return encode(chunk)
 
-    def _error_chunk(self, failure: Failure) -> bytes:
+    def _ending(self, error: ChatCompletionChunk | None) -> list[bytes]:
+        """The stream's last events, once its call is recorded: one error chunk; or the usage
+        chunk Momor estimates where the client asked for usage and the provider sent none,
+        then `momor_metadata` on a chunk of its own where the call asked for it, then
+        `[DONE]`."""
+        metadata = ended_metadata(self.call, "broken" if error else "served")
+        if error is not None:
+            return [encode(_with_metadata(error, metadata))]
+        chunks: list[ChatCompletionChunk] = []
+        if self.call.options.include_usage and not self.usage_sent:
+            chunks.append(estimated_usage_chunk(self.attempt, self.delivered_chars))
+        if metadata is not None:
+            chunks.append(_with_metadata(closing_chunk(self.attempt), metadata))
+        return [*map(encode, chunks), DONE]
+
+    def _error_chunk(self, failure: Failure) -> ChatCompletionChunk:
         named = failure.error["code"] if failure.error else None
         code = named if isinstance(named, int) else failure.status or 502
         failure = self.attempt.failed(failure)
         offering = self.attempt.candidate.offering
-        return encode(
-            error_chunk(
-                self.call.request_id,
-                self.call.created,
-                offering.model_id,
-                offering.provider.label,
-                code,
-                failure.message,
-            )
+        return error_chunk(
+            self.call.request_id,
+            self.call.created,
+            offering.model_id,
+            offering.provider.label,
+            code,
+            failure.message,
         )
 
     async def _finish(self, outcome: str) -> None:
@@ -172,6 +193,12 @@ class StreamRelay:
         served = self.attempt.outcome_with(tokens, state.finish_reason, state.native_finish_reason)
         stream_ended(self.call.record, self.attempt.row, outcome, served, self.attempt.elapsed_ms())
         await record_call(self.call.record)
+
+
+def _with_metadata(chunk: ChatCompletionChunk, metadata: Json | None) -> ChatCompletionChunk:
+    if metadata is None:
+        return chunk
+    return {**chunk, "momor_metadata": metadata}  # type: ignore[typeddict-unknown-key]
 
 
 def _shows(chunk: ChatCompletionChunk) -> bool:

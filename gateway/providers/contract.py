@@ -94,6 +94,9 @@ class CompletionUsage(TypedDict, total=False):
     prompt_tokens_details: Json
     completion_tokens_details: Json
     cost: float
+    cost_details: Json
+    token_count_basis: str
+    native_tokens: Json
 
 
 class Choice(TypedDict, total=False):
@@ -101,6 +104,7 @@ class Choice(TypedDict, total=False):
     message: Json
     logprobs: Json | None
     finish_reason: str | None
+    native_finish_reason: str | None
 
 
 class ChatCompletion(TypedDict, total=False):
@@ -108,6 +112,7 @@ class ChatCompletion(TypedDict, total=False):
     object: Literal["chat.completion"]
     created: int
     model: str
+    provider: str
     choices: list[Choice]
     usage: CompletionUsage
 
@@ -215,13 +220,14 @@ class UpstreamRequest:
 @dataclass(slots=True)
 class Usage:
     """Token counts in Chat Completions' terms: prompt includes cache reads and writes,
-    completion includes reasoning."""
+    completion includes reasoning. `estimated`: counted by Momor, the provider sent none."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
+    estimated: bool = False
 
     @classmethod
     def from_openai(cls, raw: object) -> Usage | None:
@@ -242,7 +248,10 @@ class Usage:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.prompt_tokens + self.completion_tokens,
-            "prompt_tokens_details": {"cached_tokens": self.cached_tokens},
+            "prompt_tokens_details": {
+                "cached_tokens": self.cached_tokens,
+                "cache_write_tokens": self.cache_write_tokens,
+            },
             "completion_tokens_details": {"reasoning_tokens": self.reasoning_tokens},
         }
 

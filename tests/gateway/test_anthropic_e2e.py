@@ -51,10 +51,36 @@ DEFAULT_USAGE = {
     "prompt_tokens": 6,
     "completion_tokens": 5,
     "total_tokens": 11,
-    "prompt_tokens_details": {"cached_tokens": 0},
+    "prompt_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
     "completion_tokens_details": {"reasoning_tokens": 0},
 }
 PIECES = ["Hello", " from", " the", " fake", " upstream."]
+
+
+def sonnet_usage(prompt: int, completion: int = 5) -> dict[str, Any]:
+    """The usage Momor answers with for Sonnet (3 and 15 USD per million) on Momor's key."""
+    prompt_cost, completion_cost = round(prompt * 3e-6, 9), round(completion * 15e-6, 9)
+    cost = round(prompt_cost + completion_cost, 9)
+    return {
+        **DEFAULT_USAGE,
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "cost": cost,
+        "cost_details": {
+            "upstream_inference_cost": cost,
+            "upstream_inference_prompt_cost": prompt_cost,
+            "upstream_inference_completions_cost": completion_cost,
+        },
+        "token_count_basis": "provider_native",
+        "native_tokens": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "reasoning_tokens": 0,
+            "cache_read_tokens": 0,
+            "cache_write_tokens": 0,
+        },
+    }
 
 
 def add_anthropic(world: World) -> None:
@@ -120,6 +146,7 @@ def envelope(first: dict[str, Any]) -> dict[str, Any]:
         "object": "chat.completion.chunk",
         "created": first["created"],
         "model": first["model"],
+        "provider": "Anthropic",
     }
 
 
@@ -178,15 +205,17 @@ def test_it_answers_a_plain_call_from_anthropic(claude: World) -> None:
         "object": "chat.completion",
         "created": body["created"],
         "model": "anthropic/claude-sonnet-4-5",
+        "provider": "Anthropic",
         "choices": [
             {
                 "index": 0,
                 "message": {"role": "assistant", "content": "Hello from the fake upstream."},
                 "logprobs": None,
                 "finish_reason": "stop",
+                "native_finish_reason": "end_turn",
             }
         ],
-        "usage": {**DEFAULT_USAGE, "prompt_tokens": 8, "total_tokens": 13, "cost": 9.9e-05},
+        "usage": sonnet_usage(8),
     }
     [call] = claude.fake.requests(SONNET)
     assert call["path"] == "/anthropic/v1/messages"
@@ -220,7 +249,7 @@ def test_it_streams_an_anthropic_answer(claude: World) -> None:
         chunk(first, {"role": "assistant", "content": ""}),
         *(chunk(first, {"content": piece}) for piece in PIECES),
         chunk(first, {}, "stop"),
-        {**envelope(first), "choices": [], "usage": {**DEFAULT_USAGE, "cost": 9.3e-05}},
+        {**envelope(first), "choices": [], "usage": sonnet_usage(6)},
         "[DONE]",
     ]
     assert sent(claude, SONNET) == [
@@ -466,7 +495,6 @@ def test_an_error_event_after_output_ends_the_stream_on_an_error_chunk(claude: W
         chunk(first, {"content": " from"}),
         {
             **envelope(first),
-            "provider": "Anthropic",
             "error": {"code": 529, "message": "Overloaded"},
             "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}],
         },

@@ -347,13 +347,14 @@ def test_a_plain_text_answer() -> None:
             "message": {"role": "assistant", "content": "Paris."},
             "logprobs": None,
             "finish_reason": "stop",
+            "native_finish_reason": "end_turn",
         }
     ]
     assert answer.body["usage"] == {
         "prompt_tokens": 10,
         "completion_tokens": 3,
         "total_tokens": 13,
-        "prompt_tokens_details": {"cached_tokens": 0},
+        "prompt_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
         "completion_tokens_details": {"reasoning_tokens": 0},
     }
 
@@ -459,7 +460,7 @@ def test_it_streams_thinking_redacted_thinking_text_and_tool_calls_as_chunks() -
             "prompt_tokens": 4672,
             "completion_tokens": 156,
             "total_tokens": 4828,
-            "prompt_tokens_details": {"cached_tokens": 3000},
+            "prompt_tokens_details": {"cached_tokens": 3000, "cache_write_tokens": 1200},
             "completion_tokens_details": {"reasoning_tokens": 98},
         },
     }

@@ -86,13 +86,17 @@ def chunk(
         "object": "chat.completion.chunk",
         "created": first["created"],
         "model": first["model"],
+        "provider": "Google Gemini",
         "choices": [{"index": index, "delta": delta, "logprobs": None, "finish_reason": finish}],
     }
 
 
 def tokens(body: dict[str, Any]) -> dict[str, Any]:
-    """A usage object without the cost Momor adds beside the provider's counts."""
-    return {k: v for k, v in body["usage"].items() if k != "cost"}
+    """A usage object without the fields Momor adds beside the provider's counts."""
+    return {k: v for k, v in body["usage"].items() if k not in MOMOR_USAGE_FIELDS}
+
+
+MOMOR_USAGE_FIELDS = ("cost", "cost_details", "token_count_basis", "native_tokens")
 
 
 def usage(prompt: int, completion: int, reasoning: int = 0) -> dict[str, Any]:
@@ -100,7 +104,7 @@ def usage(prompt: int, completion: int, reasoning: int = 0) -> dict[str, Any]:
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
-        "prompt_tokens_details": {"cached_tokens": 0},
+        "prompt_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
         "completion_tokens_details": {"reasoning_tokens": reasoning},
     }
 
@@ -115,12 +119,14 @@ def test_it_answers_a_plain_call_in_chat_completions_shape(gemini: World) -> Non
         "object": "chat.completion",
         "created": body["created"],
         "model": "google/gemini-3-pro",
+        "provider": "Google Gemini",
         "choices": [
             {
                 "index": 0,
                 "message": {"role": "assistant", "content": "Hello from the fake upstream."},
                 "logprobs": None,
                 "finish_reason": "stop",
+                "native_finish_reason": "STOP",
             }
         ],
         "usage": body["usage"],
@@ -236,6 +242,7 @@ def test_a_tool_call_round_trip_replays_the_call_and_its_signature(gemini: World
         },
         "logprobs": None,
         "finish_reason": "tool_calls",
+        "native_finish_reason": "STOP",
     }
     gemini.fake.script(PRO, text="Sunny, 21°C.")
     tool = {"role": "tool", "tool_call_id": "call_0", "content": '{"sky": "sunny", "temp": 21}'}

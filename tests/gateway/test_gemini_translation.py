@@ -240,6 +240,7 @@ def test_thoughts_and_text_come_back_as_reasoning_and_content() -> None:
             },
             "logprobs": None,
             "finish_reason": "stop",
+            "native_finish_reason": "STOP",
         }
     ]
     assert reply.body["object"] == "chat.completion"
@@ -290,7 +291,7 @@ def test_usage_counts_cache_reads_in_the_prompt_and_thoughts_in_the_completion()
         "prompt_tokens": 120,
         "completion_tokens": 49,
         "total_tokens": 169,
-        "prompt_tokens_details": {"cached_tokens": 100},
+        "prompt_tokens_details": {"cached_tokens": 100, "cache_write_tokens": 0},
         "completion_tokens_details": {"reasoning_tokens": 40},
     }
 
@@ -360,12 +361,14 @@ def test_two_candidates_are_two_choices_with_logprobs() -> None:
             ]
         },
         "finish_reason": "stop",
+        "native_finish_reason": "STOP",
     }
     assert second == {
         "index": 1,
         "message": {"role": "assistant", "content": "It is Paris, and then some"},
         "logprobs": None,
         "finish_reason": "length",
+        "native_finish_reason": "MAX_TOKENS",
     }
 
 
@@ -399,6 +402,7 @@ def test_a_blocked_prompt_is_an_empty_filtered_choice() -> None:
             "message": {"role": "assistant", "content": ""},
             "logprobs": None,
             "finish_reason": "content_filter",
+            "native_finish_reason": "PROMPT_BLOCKED",
         }
     ]
     assert reply.usage == Usage(prompt_tokens=12)

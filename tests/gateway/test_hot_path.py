@@ -112,6 +112,20 @@ def test_a_warm_call_with_tags_filters_and_a_measured_sort_makes_no_query(
     assert queries.queries == []
 
 
+def test_a_warm_call_with_routing_metadata_makes_no_query(world: World, queries: QueryLog) -> None:
+    headers = {"x-momor-metadata": "enabled"}
+    assert world.post(ask(), headers=headers).status_code == 200
+    queries.clear()
+    world.fake.script("gpt-5", fail={"status": 503})
+    assert "momor_metadata" in world.post(ask(), headers=headers).json()
+    streamed = world.post(ask(stream=True), headers=headers)
+    assert "momor_metadata" in streamed.text
+    refused = world.post(ask(provider={"ignore": ["openai", "azure", "azure@eu"]}), headers=headers)
+    assert refused.status_code == 404
+    assert "momor_metadata" in refused.json()
+    assert queries.queries == []
+
+
 def test_the_query_log_sees_the_first_call(world: World, queries: QueryLog) -> None:
     """The counter works: a key never seen before is looked up once."""
     key, _ = make_key(world.org, name="new")

@@ -55,6 +55,41 @@ def test_the_sync_sdk_streams(world: World) -> None:
     assert len({c.id for c in chunks}) == 1
 
 
+def test_the_sdk_reads_what_momor_adds_to_an_answer(world: World) -> None:
+    world.fake.script("gpt-5", fail={"status": 503})
+    answer = client(world).chat.completions.create(
+        model="openai/gpt-5",
+        messages=HI,
+        extra_headers={"X-Momor-Metadata": "enabled"},
+    )
+    extra = answer.model_extra or {}
+    assert extra["provider"] == "Azure OpenAI"
+    assert extra["momor_metadata"]["candidates"][1]["outcome"] == "served"
+    assert (answer.choices[0].model_extra or {})["native_finish_reason"] == "stop"
+    assert answer.usage is not None
+    usage = answer.usage.model_extra or {}
+    assert usage["token_count_basis"] == "provider_native"
+    assert usage["cost_details"]["upstream_inference_cost"] == usage["cost"]
+    assert answer.usage.prompt_tokens_details is not None
+    assert answer.usage.prompt_tokens_details.cache_write_tokens == 0
+
+
+def test_the_sdk_streams_what_momor_adds(world: World) -> None:
+    chunks = list(
+        client(world).chat.completions.create(
+            model="openai/gpt-5",
+            messages=HI,
+            stream=True,
+            stream_options={"include_usage": True},
+            extra_headers={"X-Momor-Metadata": "enabled"},
+        )
+    )
+    assert {(c.model_extra or {})["provider"] for c in chunks} == {"OpenAI"}
+    assert chunks[-2].usage is not None and chunks[-2].choices == []
+    assert chunks[-1].choices == []
+    assert "momor_metadata" in (chunks[-1].model_extra or {})
+
+
 def test_the_sdk_passes_extra_body_routing_fields(world: World) -> None:
     answer = client(world).chat.completions.create(
         model="tier/high",

@@ -74,6 +74,7 @@ def test_it_answers_a_plain_call_on_the_global_location(vertex: World) -> None:
             "message": {"role": "assistant", "content": "Hello from the fake upstream."},
             "logprobs": None,
             "finish_reason": "stop",
+            "native_finish_reason": "STOP",
         }
     ]
     (call,) = vertex.fake.requests(PRO)

@@ -123,6 +123,7 @@ def reply(data: bytes) -> Reply:
                 "message": message(answer["content"]),
                 "logprobs": None,
                 "finish_reason": finish,
+                "native_finish_reason": native,
             }
         ],
         "usage": usage.as_openai(),

@@ -200,6 +200,7 @@ def choice_of(candidate: Json, position: int) -> tuple[Choice, str]:
         "message": message,
         "logprobs": logprobs_of(candidate.get("logprobsResult")),
         "finish_reason": finish_reason(native, bool(parts.calls)),
+        "native_finish_reason": native,
     }
     return choice, native
 
@@ -212,6 +213,7 @@ def blocked_choice() -> tuple[Choice, str]:
         "message": message,
         "logprobs": None,
         "finish_reason": "content_filter",
+        "native_finish_reason": "PROMPT_BLOCKED",
     }
     return choice, "PROMPT_BLOCKED"
 

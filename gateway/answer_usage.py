@@ -1,0 +1,66 @@
+"""The `usage` object of an answer as Momor sends it: the provider's counts (or Momor's estimate
+where it sent none) with what the call costs the organization (`cost`), what the provider
+charges for it at its list price (`cost_details`), where the counts come from
+(`token_count_basis`) and the provider's own counts (`native_tokens`)."""
+
+from __future__ import annotations
+
+from billing.cost import call_cost, tokens_cost, tokens_cost_parts
+from billing.record_building import estimated_tokens
+from billing.records import TokenCounts
+from gateway.providers.contract import CompletionUsage, Usage
+
+PROVIDER_NATIVE = "provider_native"
+GATEWAY_ESTIMATE = "gateway_estimate"
+
+
+def priced(
+    usage: CompletionUsage, prices: dict[str, str], key_source: str, *, estimated: bool = False
+) -> None:
+    """Write Momor's fields into a usage object the provider sent (or Momor made)."""
+    parsed = Usage.from_openai(usage) or Usage()
+    tokens = token_counts(parsed)
+    usage["cost"] = float(call_cost(tokens, prices, key_source))
+    prompt, completion = tokens_cost_parts(tokens, prices)
+    usage["cost_details"] = {
+        "upstream_inference_cost": float(tokens_cost(tokens, prices)),
+        "upstream_inference_prompt_cost": float(prompt),
+        "upstream_inference_completions_cost": float(completion),
+    }
+    details = usage.get("prompt_tokens_details")
+    if not isinstance(details, dict):
+        details = usage["prompt_tokens_details"] = {"cached_tokens": parsed.cached_tokens}
+    details.setdefault("cache_write_tokens", parsed.cache_write_tokens)
+    usage["token_count_basis"] = GATEWAY_ESTIMATE if estimated else PROVIDER_NATIVE
+    if not estimated:
+        usage["native_tokens"] = native_tokens(parsed)
+
+
+def native_tokens(usage: Usage) -> dict[str, int]:
+    """The provider's counts: reasoning is part of completion, cache reads and writes part of
+    prompt."""
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "reasoning_tokens": usage.reasoning_tokens,
+        "cache_read_tokens": usage.cached_tokens,
+        "cache_write_tokens": usage.cache_write_tokens,
+    }
+
+
+def estimated_usage(body_size: int, answer_chars: int) -> Usage:
+    """Momor's estimate for an answer the provider sent no usage with: the same one the call's
+    record is billed on."""
+    tokens = estimated_tokens(body_size, answer_chars)
+    return Usage(prompt_tokens=tokens.prompt, completion_tokens=tokens.completion, estimated=True)
+
+
+def token_counts(usage: Usage) -> TokenCounts:
+    return TokenCounts(
+        prompt=usage.prompt_tokens,
+        completion=usage.completion_tokens,
+        cached=usage.cached_tokens,
+        cache_write=usage.cache_write_tokens,
+        reasoning=usage.reasoning_tokens,
+        estimated=usage.estimated,
+    )
