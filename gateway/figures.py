@@ -1,8 +1,9 @@
 """Figures of each offering measured on real calls, over a rolling 15-minute window: its
 throughput (completion tokens a second), its latency (time to the first token) and its
-quality (the share of its tries that served the call). Kept in Redis per minute, so every
-process reads the same figures, and read with a short cache; this process's own memory
-stands in while Redis is unreachable."""
+quality (the share of its tries that served the call). Each process counts its calls and adds
+them to Redis once a second; Redis keeps them per minute, so every process reads the same
+figures, read with a short cache; this process's own memory stands in while Redis is
+unreachable."""
 
 from __future__ import annotations
 
@@ -18,9 +19,11 @@ from gateway.shared import Unshared, shared
 
 WINDOW_MINUTES = 15
 CACHE_SECONDS = 2.0
+FLUSH_SECONDS = 1.0
 FIELDS = ("calls", "served", "ttft_ms", "timed", "tokens", "generating_ms")
 
-_noting: set[asyncio.Task[None]] = set()
+_flushing: dict[asyncio.AbstractEventLoop, asyncio.Task[None]] = {}
+_pending: dict[tuple[int, int], dict[str, int]] = defaultdict(lambda: dict.fromkeys(FIELDS, 0))
 _local: dict[tuple[int, int], dict[str, int]] = defaultdict(lambda: dict.fromkeys(FIELDS, 0))
 _cache: dict[int, tuple[float, Figures | None]] = {}
 
@@ -69,24 +72,31 @@ def measured(attempt: AttemptRecord) -> dict[str, int] | None:
 
 
 def observe(handed: HandedOff) -> None:
-    """Add a handed-off call's tries to their offerings' figures, off the call's path."""
-    found = []
+    """Add a handed-off call's tries to their offerings' figures: counted in this process and
+    written to Redis once a second, in one pipeline, off the calls' path."""
+    minute = int(time.time() // 60)
+    found = False
     for attempt in handed.record.attempts:
         counts = measured(attempt)
         if counts is not None and attempt.offering_id:
-            found.append((attempt.offering_id, counts))
-    if found:
-        task = asyncio.get_running_loop().create_task(_note(found))
-        _noting.add(task)
-        task.add_done_callback(_noting.discard)
+            bucket = _pending[(attempt.offering_id, minute)]
+            for name, value in counts.items():
+                bucket[name] += value
+            found = True
+    loop = asyncio.get_running_loop()
+    if found and loop not in _flushing:
+        _flushing[loop] = loop.create_task(_flush_soon())
+        _flushing[loop].add_done_callback(lambda _: _flushing.pop(loop, None))
 
 
-async def _note(found: list[tuple[int, dict[str, int]]]) -> None:
-    minute = int(time.time() // 60)
+async def _flush_soon() -> None:
+    await asyncio.sleep(FLUSH_SECONDS)
+    found = dict(_pending)
+    _pending.clear()
 
     async def write(client: object) -> None:
         pipe = client.pipeline(transaction=False)  # type: ignore[attr-defined]
-        for offering, counts in found:
+        for (offering, minute), counts in found.items():
             key = _key(offering, minute)
             for name, value in counts.items():
                 if value:
@@ -95,10 +105,11 @@ async def _note(found: list[tuple[int, dict[str, int]]]) -> None:
         await pipe.execute()
 
     if isinstance(await shared(write), Unshared):
-        for stale in [k for k in _local if k[1] <= minute - WINDOW_MINUTES]:
+        now = int(time.time() // 60)
+        for stale in [k for k in _local if k[1] <= now - WINDOW_MINUTES]:
             del _local[stale]
-        for offering, counts in found:
-            bucket = _local[(offering, minute)]
+        for where, counts in found.items():
+            bucket = _local[where]
             for name, value in counts.items():
                 bucket[name] += value
 
@@ -151,5 +162,6 @@ def _figures(totals: dict[str, int]) -> Figures | None:
 
 
 def forget_local() -> None:
+    _pending.clear()
     _local.clear()
     _cache.clear()

@@ -4,6 +4,7 @@ each recorded on the generation with why every offering left out was."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import httpx
@@ -24,6 +25,22 @@ from tests.gateway.calls import (
 from tests.gateway.conftest import World
 
 OPENAI, AZURE_EU, AZURE = "gpt-5", "gpt-5-azure-eu", "gpt-5-azure"
+
+
+def figures_written(world: World, calls: int) -> None:
+    """Wait until the figures of `calls` tries of openai/gpt-5's offerings show in /v1/models:
+    each process adds its tries to Redis once a second."""
+    deadline, seen = time.monotonic() + 15, 0
+    while time.monotonic() < deadline:
+        listed = httpx.get(
+            world.url + "/v1/models", headers={"authorization": f"Bearer {world.key}"}
+        )
+        gpt5 = next(m for m in listed.json()["data"] if m["id"] == "openai/gpt-5")
+        seen = sum(o["stats"]["calls"] for o in gpt5["offerings"] if o["stats"])
+        if seen >= calls:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"{seen} of {calls} tries measured")
 
 
 def declare(upstream_id: str, **fields: Any) -> None:
@@ -145,6 +162,7 @@ def test_latency_sort_puts_the_quickest_first_and_the_unmeasured_after(world: Wo
     world.fake.script(OPENAI, delay_first_byte=0.3)
     for only in (["openai"], ["azure"]):
         assert world.post(ask(provider={"only": only})).status_code == 200
+    figures_written(world, 2)
     world.fake.reset()
     assert order_of(world, ask(provider={"sort": "latency"})) == [AZURE, OPENAI, AZURE_EU]
 
@@ -153,6 +171,7 @@ def test_quality_sort_puts_the_reliable_first(world: World) -> None:
     world.fake.script(OPENAI, fail={"status": 503}, fail_times=1)
     world.post(ask(provider={"only": ["openai"], "allow_fallbacks": False}))
     world.post(ask(provider={"only": ["azure@eu"]}))
+    figures_written(world, 2)
     world.fake.reset()
     assert order_of(world, ask(provider={"sort": "quality"})) == [AZURE_EU, OPENAI, AZURE]
 
@@ -162,12 +181,14 @@ def test_throughput_sort_puts_the_fastest_first(world: World) -> None:
     world.fake.script(AZURE, chunks=5, usage={"completion_tokens": 10})
     for only in (["openai"], ["azure"]):
         assert world.stream(ask(provider={"only": only})).status_code == 200
+    figures_written(world, 2)
     world.fake.reset()
     assert order_of(world, ask(provider={"sort": "throughput"})) == [AZURE, OPENAI, AZURE_EU]
 
 
 def test_the_models_list_shows_each_offerings_figures(world: World) -> None:
     assert world.post(ask()).status_code == 200
+    figures_written(world, 1)
     listed = httpx.get(world.url + "/v1/models", headers={"authorization": f"Bearer {world.key}"})
     gpt5 = next(m for m in listed.json()["data"] if m["id"] == "openai/gpt-5")
     stats = {o["provider"]: o["stats"] for o in gpt5["offerings"]}
