@@ -20,11 +20,13 @@ def tokens_cost(tokens: TokenCounts, prices: dict[str, str]) -> Decimal:
     return _usd(prompt + completion)
 
 
-def tokens_cost_parts(tokens: TokenCounts, prices: dict[str, str]) -> tuple[Decimal, Decimal]:
-    """`tokens_cost` as its prompt part (cache reads and writes included) and its completion
+def tokens_cost_parts(
+    tokens: TokenCounts, prices: dict[str, str]
+) -> tuple[Decimal, Decimal, Decimal]:
+    """`tokens_cost`, then its prompt part (cache reads and writes included) and its completion
     part, each rounded on its own."""
     prompt, completion = _parts(tokens, prices)
-    return _usd(prompt), _usd(completion)
+    return _usd(prompt + completion), _usd(prompt), _usd(completion)
 
 
 def _parts(tokens: TokenCounts, prices: dict[str, str]) -> tuple[Decimal, Decimal]:
@@ -44,7 +46,11 @@ def _usd(per_million: Decimal) -> Decimal:
 
 def call_cost(tokens: TokenCounts, prices: dict[str, str], key_source: str) -> Decimal:
     """What the organization is charged for a call served on this key."""
-    cost = tokens_cost(tokens, prices)
+    return charged(tokens_cost(tokens, prices), key_source)
+
+
+def charged(cost: Decimal, key_source: str) -> Decimal:
+    """What the organization is charged for tokens costing `cost` on this key."""
     if key_source == "own":
         return (cost * byok_fee()).quantize(NANO, rounding=ROUND_HALF_UP)
     return cost

@@ -5,7 +5,7 @@ charges for it at its list price (`cost_details`), where the counts come from
 
 from __future__ import annotations
 
-from billing.cost import call_cost, tokens_cost, tokens_cost_parts
+from billing.cost import charged, tokens_cost_parts
 from billing.record_building import estimated_tokens
 from billing.records import TokenCounts
 from gateway.providers.contract import CompletionUsage, Usage
@@ -20,10 +20,10 @@ def priced(
     """Write Momor's fields into a usage object the provider sent (or Momor made)."""
     parsed = Usage.from_openai(usage) or Usage()
     tokens = token_counts(parsed)
-    usage["cost"] = float(call_cost(tokens, prices, key_source))
-    prompt, completion = tokens_cost_parts(tokens, prices)
+    upstream, prompt, completion = tokens_cost_parts(tokens, prices)
+    usage["cost"] = float(charged(upstream, key_source))
     usage["cost_details"] = {
-        "upstream_inference_cost": float(tokens_cost(tokens, prices)),
+        "upstream_inference_cost": float(upstream),
         "upstream_inference_prompt_cost": float(prompt),
         "upstream_inference_completions_cost": float(completion),
     }
