@@ -72,7 +72,8 @@ class Attempt:
         )
         self.secrets: tuple[str, ...] = ()
         self.failure: Failure | None = None
-        call.tries.append(self)
+        if call.trace is not None:  # kept for momor_metadata alone: a cycle the GC would collect
+            call.tries.append(self)
 
     def failed(self, failure: Failure, *, decisive: bool = True) -> Failure:
         """Note a failed try; a decisive one is what the call answers if it is the last.

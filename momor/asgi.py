@@ -28,6 +28,7 @@ from gateway.lean import LeanCompletions  # noqa: E402
 from gateway.lifespan import lifespan  # noqa: E402
 from gateway.ops.routes import OperationsRoutes  # noqa: E402
 from gateway.ops.setup import serve_metrics_port  # noqa: E402
+from momor import collector  # noqa: E402
 
 served: ASGIApp = (
     LeanCompletions(django_asgi_app) if settings.MOMOR_LEAN_COMPLETIONS else django_asgi_app
@@ -57,3 +58,4 @@ application = ProtocolTypeRouter(
         ),
     }
 )
+collector.tune()  # last: what was built so far lives as long as the process
