@@ -56,20 +56,14 @@ def sync_client(url: str, **options: Any) -> SyncClient:
     return RedisCluster(startup_nodes=seeds, **connection, **options)
 
 
-def async_client(
-    url: str,
-    *,
-    pool_size: int,
-    timeout: float,
-    connection_class: type[aioredis.Connection] = aioredis.Connection,
-) -> AsyncClient:
+def async_client(url: str, *, pool_size: int, timeout: float) -> AsyncClient:
     """An asyncio client of the Redis or cluster the URL names, every call bounded by
     `timeout`; on one Redis, calls past `pool_size` at once wait for a connection."""
     if is_cluster(url):
         return async_cluster_client(url, socket_timeout=timeout, socket_connect_timeout=timeout)
     pool = aioredis.BlockingConnectionPool.from_url(
         url, max_connections=pool_size, timeout=timeout, socket_timeout=timeout,
-        socket_connect_timeout=timeout, connection_class=connection_class,
+        socket_connect_timeout=timeout,
     )  # fmt: skip
     return aioredis.Redis(connection_pool=pool)
 

@@ -13,6 +13,8 @@ from django.conf import settings
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from accounts.redis_pipeline import ConnectFailed
+
 log = logging.getLogger(__name__)
 
 
@@ -73,4 +75,4 @@ REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, TimeoutError, OSError)
 def maybe_carried_out(failure: BaseException) -> bool:
     """Whether Redis may have run a command that failed this way: yes unless it was never
     reached (redis-py says "... connecting to ..." when connecting failed or timed out)."""
-    return "connecting to" not in str(failure)
+    return not isinstance(failure, ConnectFailed) and "connecting to" not in str(failure)

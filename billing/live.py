@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -12,15 +13,22 @@ from channels.layers import BaseChannelLayer, InMemoryChannelLayer, get_channel_
 from django.conf import settings
 
 from accounts.formatting import usd, when
-from billing.breaker import REDIS, REDIS_DOWN
+from billing.breaker import REDIS, REDIS_DOWN, Breaker
+from billing.live_publisher import publisher
 from billing.models import Generation
 
 log = logging.getLogger(__name__)
+
+Message = tuple[str, dict[str, Any]]
+"""A group and what it is sent."""
 
 # The in-memory layer (no Redis) lives on the server's event loop: its queues wake only
 # listeners of that loop, so a record written in another thread is sent from that loop.
 _server_loop: asyncio.AbstractEventLoop | None = None
 _SEND_TIMEOUT = 5.0
+# How long storing waits for its batch beyond the Redis time-out of the send under way.
+_GRACE = 0.5
+_on_server_loop: set[asyncio.Task[None]] = set()
 
 
 def group_name(organization_id: int) -> str:
@@ -52,41 +60,72 @@ def generation_summary(generation: Generation) -> dict[str, Any]:
 
 
 def publish_generation(generation: Generation) -> None:
-    """Tell the organization's listeners; a feed that cannot be reached never blocks recording
-    (each send is bounded by the Redis time-out, and skipped while Redis is unreachable)."""
+    """Tell the organization's listeners of one generation (see publish_generations)."""
+    publish_generations([generation])
+
+
+def publish_generations(generations: Sequence[Generation]) -> None:
+    """Tell each organization's listeners of its new generations, in the order given, in one
+    hand-over for them all. A feed that cannot be reached never blocks recording: over Redis
+    each send is bounded by the Redis time-out and skipped while Redis is unreachable, and the
+    batch is waited for no longer than one send's bound and a short grace."""
     layer = get_channel_layer()
-    if layer is None:
+    if layer is None or not generations:
         return
-    in_memory = isinstance(layer, InMemoryChannelLayer)
-    if not in_memory and not REDIS.allow():
-        return
-    message = {"type": "generation.recorded", "generation": generation_summary(generation)}
+    messages = [(group_name(g.organization_id), _message(g)) for g in generations]
     try:
-        _send(layer, group_name(generation.organization_id), message)
-    except Exception as exc:  # the live feed is best effort; the record is already stored
-        if not in_memory and isinstance(exc, REDIS_DOWN):
-            REDIS.failed()
-        log.warning("could not publish generation %s to the live feed", generation.request_id)
-    else:
-        if not in_memory:
-            REDIS.succeeded()
+        if isinstance(layer, InMemoryChannelLayer):
+            _send_in_memory(layer, messages)
+        else:
+            _send_over_redis(layer, messages)
+    except Exception:  # the live feed is best effort; the records are already stored
+        log.warning("could not publish %d generations to the live feed", len(messages))
 
 
-def _send(layer: BaseChannelLayer, group: str, message: dict[str, Any]) -> None:
+def _message(generation: Generation) -> dict[str, Any]:
+    return {"type": "generation.recorded", "generation": generation_summary(generation)}
+
+
+def _send_over_redis(layer: BaseChannelLayer, messages: list[Message]) -> None:
+    """On the publisher's loop, whose connections to Redis serve every batch."""
+    timeout = float(settings.MOMOR_REDIS_TIMEOUT_SECONDS)
+    publisher().run(lambda: _send_all(layer, messages, timeout, REDIS), wait=timeout + _GRACE)
+
+
+def _send_in_memory(layer: BaseChannelLayer, messages: list[Message]) -> None:
     loop = _server_loop
-    if isinstance(layer, InMemoryChannelLayer) and loop is not None and loop.is_running():
-        if _on_loop(loop):
-            loop.create_task(layer.group_send(group, message))
-            return
-        future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
+    if loop is None or not loop.is_running():
+        async_to_sync(_send_all)(layer, messages, _SEND_TIMEOUT, None)
+    elif _on_loop(loop):
+        task = loop.create_task(_send_all(layer, messages, _SEND_TIMEOUT, None))
+        _on_server_loop.add(task)
+        task.add_done_callback(_on_server_loop.discard)
+    else:
+        future = asyncio.run_coroutine_threadsafe(
+            _send_all(layer, messages, _SEND_TIMEOUT, None), loop
+        )
         future.result(timeout=_SEND_TIMEOUT)
-        return
-    async_to_sync(_bounded_send)(layer, group, message)
 
 
-async def _bounded_send(layer: BaseChannelLayer, group: str, message: dict[str, Any]) -> None:
-    async with asyncio.timeout(settings.MOMOR_REDIS_TIMEOUT_SECONDS):
-        await layer.group_send(group, message)
+async def _send_all(
+    layer: BaseChannelLayer, messages: list[Message], timeout: float, breaker: Breaker | None
+) -> None:
+    """Each message in turn (a group's listeners get them in order); while the breaker is
+    open, none is sent, and one that finds the store unreachable opens it."""
+    for group, message in messages:
+        if breaker is not None and not breaker.allow():
+            continue
+        try:
+            async with asyncio.timeout(timeout):
+                await layer.group_send(group, message)
+        except Exception as exc:
+            if breaker is not None and isinstance(exc, REDIS_DOWN):
+                breaker.failed()
+            request_id = message["generation"]["request_id"]
+            log.warning("could not publish generation %s to the live feed", request_id)
+        else:
+            if breaker is not None:
+                breaker.succeeded()
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:

@@ -20,7 +20,7 @@ from accounts.models import ApiKey, Organization
 from billing.admission.announce import charges_posted
 from billing.dead_letters import TRANSIENT, dead_letter_park
 from billing.generations import Stored, generation_store
-from billing.live import publish_generation
+from billing.live import publish_generations
 from billing.records import CallRecord, record_from_payload
 from billing.storable import storable
 
@@ -35,9 +35,7 @@ def records_store(payloads: Sequence[bytes]) -> None:
         known = References.of([record for _, record in decoded if isinstance(record, CallRecord)])
         stored = [_store_one(raw, record, known) for raw, record in decoded]
     charges_posted([(s.organization_id, s.request_id, *s.charge) for s in stored if s.charge])
-    for one in stored:
-        if one.generation is not None:
-            publish_generation(one.generation)
+    publish_generations([one.generation for one in stored if one.generation is not None])
 
 
 def _decode(raw: bytes) -> tuple[bytes, CallRecord | Exception]:

@@ -80,6 +80,7 @@ class Coalescer:
                 results = await self._execute(calls)
         except TimeoutError:
             self._breaker.failed()
+            self._client().reset()  # a Redis that stopped answering is not waited on again
             raise RedisTimeoutError("Redis did not answer in time") from None
         except (RedisConnectionError, RedisTimeoutError):
             self._breaker.failed()

@@ -11,12 +11,18 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import redis.asyncio as aioredis
 from django.conf import settings
 from redis.exceptions import NoScriptError
 
-from accounts.redis_client import SyncClient, async_client, cluster_nodes, sync_client
+from accounts.redis_client import (
+    SyncClient,
+    async_cluster_client,
+    cluster_nodes,
+    is_cluster,
+    sync_client,
+)
 from accounts.redis_keys import org_group, org_key, org_prefix, records_stream
+from accounts.redis_pipeline import Address, PipelinedRedis
 from billing.admission.base import (
     UNPOSTED_TTL_MS,
     AdmissionStore,
@@ -30,14 +36,10 @@ from billing.admission.base import (
     rate_state,
 )
 from billing.admission.coalesce import Coalescer, sha_of
-from billing.admission.packing import HiredisPackingConnection
 from billing.admission.shards import AsyncShards, AsyncTarget, evalsha_many_sync
 from billing.breaker import REDIS
 
 AREA = "adm"
-# Connections to Redis per event loop: calls beyond it wait their turn (up to the connect
-# timeout) rather than fail, which would send them to this process's own counters.
-POOL_SIZE = 64
 
 # KEYS: balance hash, reservations hash, reservation expiries zset, reserved total,
 #       unposted hash, unposted expiries zset, unposted total, key spent, rate window
@@ -235,26 +237,22 @@ class RedisStore(AdmissionStore):
         return target
 
     def _new_target(self) -> AsyncTarget:
-        client = async_client(
-            self.url, pool_size=POOL_SIZE, timeout=settings.MOMOR_REDIS_TIMEOUT_SECONDS,
-            connection_class=HiredisPackingConnection,
-        )  # fmt: skip
-        if isinstance(client, aioredis.Redis):
-            return AsyncTarget(client)
-        return AsyncShards(client, self._shard_client)
-
-    def _shard_client(self, host: str, port: int) -> aioredis.Redis:
-        """A pool of POOL_SIZE connections to one shard of the cluster."""
         timeout = settings.MOMOR_REDIS_TIMEOUT_SECONDS
+        if not is_cluster(self.url):
+            return AsyncTarget(PipelinedRedis(Address.of_url(self.url), timeout))
+        cluster = async_cluster_client(
+            self.url, socket_timeout=timeout, socket_connect_timeout=timeout
+        )
+        return AsyncShards(cluster, self._shard_connection)
+
+    def _shard_connection(self, host: str, port: int) -> PipelinedRedis:
+        """The loop's connection to one shard of the cluster."""
         _, options = cluster_nodes(self.url)
-        tls = options.pop("ssl")
-        pool = aioredis.BlockingConnectionPool(
-            host=host, port=port, max_connections=POOL_SIZE, timeout=timeout,
-            socket_timeout=timeout, socket_connect_timeout=timeout,
-            connection_class=aioredis.SSLConnection if tls else HiredisPackingConnection,
-            **options,
+        address = Address(
+            host=host, port=port, username=options.get("username"),
+            password=options.get("password"), tls=options["ssl"],
         )  # fmt: skip
-        return aioredis.Redis(connection_pool=pool)
+        return PipelinedRedis(address, settings.MOMOR_REDIS_TIMEOUT_SECONDS)
 
     def _run_sync(self, calls: list[tuple[str, list[str], list[Any]]]) -> list[Any]:
         """Scripts from a thread, in one pipeline (one per shard on a cluster); a script a

@@ -17,10 +17,11 @@ from collections.abc import Callable
 from typing import Any
 
 import redis
-import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import ResponseError
+
+from accounts.redis_pipeline import PipelinedRedis
 
 Call = tuple[str, list[str], list[Any]]
 """A script's SHA1, its keys, its arguments."""
@@ -33,34 +34,31 @@ def _redirected(result: Any) -> bool:
 
 
 class AsyncTarget:
-    """One Redis: a batch is one pipeline (a lone call, one command)."""
+    """One Redis: a batch is one pipeline on the event loop's one connection to it."""
 
-    def __init__(self, client: aioredis.Redis) -> None:
-        self.client = client
+    def __init__(self, connection: PipelinedRedis) -> None:
+        self.connection = connection
 
     async def evalsha_many(self, calls: list[Call]) -> list[Any]:
-        if len(calls) == 1:
-            sha, keys, args = calls[0]
-            try:
-                return [await self.client.evalsha(sha, len(keys), *keys, *args)]
-            except NoScriptError as exc:
-                return [exc]
-        pipe = self.client.pipeline(transaction=False)
-        for sha, keys, args in calls:
-            pipe.evalsha(sha, len(keys), *keys, *args)
-        return list(await pipe.execute(raise_on_error=False))
+        return await self.connection.execute_many(
+            [("EVALSHA", sha, len(keys), *keys, *args) for sha, keys, args in calls]
+        )
 
     async def script_load(self, script: str) -> None:
-        await self.client.script_load(script)
+        await self.connection.execute("SCRIPT", "LOAD", script)
+
+    def reset(self) -> None:
+        """Drop the connection after a batch that took too long (the next one connects)."""
+        self.connection.reset()
 
 
 class AsyncShards(AsyncTarget):
     """A Redis Cluster: a batch is one pipeline per shard it touches, sent together."""
 
     def __init__(
-        self, cluster: AsyncRedisCluster, node_client: Callable[[str, int], aioredis.Redis]
+        self, cluster: AsyncRedisCluster, node_connection: Callable[[str, int], PipelinedRedis]
     ) -> None:
-        self.cluster, self._node_client = cluster, node_client
+        self.cluster, self._node_connection = cluster, node_connection
         self._nodes: dict[str, AsyncTarget] = {}
 
     async def evalsha_many(self, calls: list[Call]) -> list[Any]:
@@ -86,7 +84,7 @@ class AsyncShards(AsyncTarget):
         if node is None:
             raise ResponseError(f"no cluster node holds the slot of {key}")
         if node.name not in self._nodes:
-            self._nodes[node.name] = AsyncTarget(self._node_client(node.host, int(node.port)))
+            self._nodes[node.name] = AsyncTarget(self._node_connection(node.host, int(node.port)))
         return str(node.name)
 
     async def _through_cluster(self, call: Call) -> Any:
@@ -98,6 +96,10 @@ class AsyncShards(AsyncTarget):
 
     async def script_load(self, script: str) -> None:
         await self.cluster.script_load(script)  # on every primary
+
+    def reset(self) -> None:
+        for node in self._nodes.values():
+            node.reset()
 
 
 def evalsha_many_sync(client: redis.Redis | RedisCluster, calls: list[Call]) -> list[Any]:
