@@ -1,10 +1,15 @@
-"""The throwaway governed deployment Momor is measured on (its own PostgreSQL database, a Redis
-DB index, a catalog pointing at the fake upstream, an organization and a key with a credit
-limit and a rate limit, a Celery worker), the fake upstream, and the gateways under test."""
+"""The throwaway deployments Momor is measured on: governed (its own PostgreSQL database, a
+Redis DB index, a Celery worker) and plain (embedded mode: a SQLite file and a journal
+directory of its own, no Redis, no worker), each with a catalog pointing at the fake upstream
+and an organization and a key with a credit limit and a rate limit; the fake upstream, and the
+gateways under test."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import sqlite3
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +25,9 @@ UPSTREAM_ID = "fast"  # the fake's model id, what the gateways send on
 CHUNKS = 20
 ANSWER = " ".join(f"w{i:02d}" for i in range(CHUNKS))  # 20 pieces of text
 FAKE_KEY_ENV = "MOMOR_PROVIDER_KEY_BENCH"
+# What makes a deployment governed (with MOMOR_ and DJANGO_ variables, never handed to the
+# plain one): the stores and the broker, and Celery's own settings.
+GOVERNED_ENV = ("DATABASE_URL", "REDIS_URL", "CELERY_", "MOMOR_", "DJANGO_")
 
 CATALOG = f"""
 [[providers]]
@@ -93,34 +101,44 @@ def psql_value(database: str, sql: str) -> str:
     return " ".join(out.stdout.split()) or out.stderr.strip()
 
 
+def base_env(settings: Settings) -> dict[str, str]:
+    """Momor's environment common to both deployments: this process's, without any store,
+    broker or Momor setting of its own, and the bench's secrets and limits."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(GOVERNED_ENV)}
+    env.update(
+        MOMOR_SECRET_KEY="bench-secret-key-not-for-production",  # noqa: S106 - throwaway
+        MOMOR_ENCRYPTION_KEY="bench-encryption-key",
+        MOMOR_RATE_LIMIT_PER_MINUTE=str(settings.rate_limit),
+        MOMOR_LOG_LEVEL="WARNING",
+        MOMOR_SECURE_COOKIES="0",
+        PYTHONUNBUFFERED="1",
+        **{FAKE_KEY_ENV: "sk-bench-fake"},
+    )
+    env["PATH"] = f"{VENV_BIN}:{env.get('PATH', '')}"
+    if settings.root != ROOT:  # ahead of the editable install of this checkout
+        env["PYTHONPATH"] = str(settings.root)
+    return env
+
+
 class Deployment:
     """Momor's environment and the state it needs; `teardown` drops what `setup` made."""
+
+    kind = "governed"
 
     def __init__(self, settings: Settings, fake_url: str, log_dir: Path) -> None:
         self.settings = settings
         self.fake_url = fake_url
         self.log_dir = log_dir
         self.key = ""
+        self.worker: Proc | None = None
         self.env = self._env()
 
     def _env(self) -> dict[str, str]:
         s = self.settings
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("MOMOR_", "DJANGO_"))}
-        env.update(
-            DATABASE_URL=f"postgres://postgres@127.0.0.1:5432/{s.database}",
-            REDIS_URL=f"redis://127.0.0.1:6379/{s.redis_db}",
-            MOMOR_SECRET_KEY="bench-secret-key-not-for-production",  # noqa: S106 - throwaway
-            MOMOR_ENCRYPTION_KEY="bench-encryption-key",
-            MOMOR_RATE_LIMIT_PER_MINUTE=str(s.rate_limit),
-            MOMOR_LOG_LEVEL="WARNING",
-            MOMOR_SECURE_COOKIES="0",
-            PYTHONUNBUFFERED="1",
-            **{FAKE_KEY_ENV: "sk-bench-fake"},
-        )
-        env["PATH"] = f"{VENV_BIN}:{env.get('PATH', '')}"
-        if s.root != ROOT:  # ahead of the editable install of this checkout
-            env["PYTHONPATH"] = str(s.root)
-        return env
+        return base_env(s) | {
+            "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{s.database}",
+            "REDIS_URL": f"redis://127.0.0.1:6379/{s.redis_db}",
+        }
 
     @property
     def root(self) -> Path:
@@ -131,6 +149,11 @@ class Deployment:
         _psql(f"DROP DATABASE IF EXISTS {s.database} WITH (FORCE)")
         _psql(f"CREATE DATABASE {s.database}")
         _redis_flush(s.redis_db)
+        self.populate()
+
+    def populate(self) -> None:
+        """The schema, the catalog, the organization and its key (`self.key`)."""
+        s = self.settings
         self.manage("migrate", "--noinput", "-v", "0")
         catalog = self.log_dir / "catalog.toml"
         catalog.write_text(CATALOG.format(base_url=f"{self.fake_url}/v1"))
@@ -178,7 +201,59 @@ class Deployment:
         argv = [str(VENV_BIN / "celery"), "-A", "momor", "worker", "-l", "warning"]
         argv += ["--concurrency", "1", "--without-gossip", "--without-mingle"]
         name = "celery" if self.root == ROOT else f"celery-{self.root.name}"
-        return procs.start(name, argv, core=core, env=self.env, cwd=self.root)
+        self.worker = procs.start(name, argv, core=core, env=self.env, cwd=self.root)
+        return self.worker
+
+
+class EmbeddedDeployment(Deployment):
+    """Momor on its embedded defaults, as the quickstart runs it: a SQLite file and a journal
+    directory under `log_dir` (admission counters in each process, records through the
+    journal), no Redis, no Celery worker. Nothing of the governed deployment's environment
+    reaches it."""
+
+    kind = "embedded"
+
+    @property
+    def sqlite(self) -> Path:
+        return self.log_dir / "momor.sqlite3"
+
+    @property
+    def journal(self) -> Path:
+        return self.log_dir / "journal"
+
+    def _env(self) -> dict[str, str]:
+        return base_env(self.settings) | {
+            "DATABASE_URL": f"sqlite:///{self.sqlite}",
+            "MOMOR_JOURNAL_DIR": str(self.journal),
+        }
+
+    def setup(self) -> None:
+        self.teardown()
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.journal.mkdir()
+        self.populate()
+
+    def teardown(self) -> None:
+        for suffix in ("", "-wal", "-shm", "-journal"):  # the file and SQLite's companions
+            Path(f"{self.sqlite}{suffix}").unlink(missing_ok=True)
+        shutil.rmtree(self.journal, ignore_errors=True)
+
+    def start_worker(self, procs: Procs, core: int) -> Proc:
+        raise RuntimeError("the embedded deployment runs no Celery worker")
+
+    def generations_by_status(self) -> str:
+        """The stored generations by status (`served=1234 ...`), read from the SQLite file."""
+        sql = "SELECT status, count(*) FROM billing_generation GROUP BY status ORDER BY status"
+        with contextlib.closing(sqlite3.connect(f"file:{self.sqlite}?mode=ro", uri=True)) as db:
+            return " ".join(f"{status}={n}" for status, n in db.execute(sql))
+
+    def journal_backlog(self) -> int:
+        """Records left in the journal's segments, not yet stored."""
+        left = 0
+        for path in self.journal.glob("*.journal"):
+            with contextlib.suppress(FileNotFoundError):  # applied and deleted meanwhile
+                left += len(path.read_bytes().splitlines())
+        return left
 
 
 SERVERS = ("daphne", "uvicorn", "uvicorn-uvloop", "granian")
@@ -233,12 +308,33 @@ def start_momor(
     if nice:
         argv = ["nice", "-n", str(nice), *argv]
     full_env = {**deployment.env, **(env or {})}
+    if deployment.kind == "embedded":
+        _check_embedded(full_env)
     proc = procs.start(
         name or f"momor-{server}", argv, core=core, env=full_env, cwd=deployment.root
     )
     # GET on the completions route answers 405 once Django serves (a cheap readiness check).
     wait_http(proc, f"http://127.0.0.1:{port}/v1/chat/completions", timeout=60, ok=(405,))
     return proc, f"http://127.0.0.1:{port}/v1"
+
+
+# The governed deployment's stores, broker and journal: what a plain section's extra
+# environment (--momor-env) is stripped of.
+STORE_ENV = (
+    "DATABASE_URL", "REDIS_URL", "MOMOR_BROKER_URL", "MOMOR_CACHE_REDIS_URL", "MOMOR_JOURNAL_DIR",
+)  # fmt: skip
+
+
+def embedded_extra(pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """`pairs` without the settings that would take the embedded deployment off SQLite and its
+    own journal or onto Redis."""
+    return tuple((k, v) for k, v in pairs if k not in STORE_ENV and not k.startswith("CELERY_"))
+
+
+def _check_embedded(env: dict[str, str]) -> None:
+    leaked = [k for k in ("REDIS_URL", "MOMOR_BROKER_URL", "MOMOR_CACHE_REDIS_URL") if k in env]
+    if leaked or not env.get("DATABASE_URL", "").startswith("sqlite:"):
+        raise RuntimeError(f"the embedded deployment's environment is not embedded: {leaked}")
 
 
 def start_floor(procs: Procs, fake_url: str, core: int) -> tuple[Proc, str]:

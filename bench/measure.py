@@ -1,5 +1,6 @@
-"""The phases measured on one target: plain latency, saturated throughput, streaming, memory
-at idle, under load and over a soak, and errors by status in every phase."""
+"""The phases measured on one target: plain latency, saturated throughput, streaming (with the
+gateway's CPU per stream), memory at idle, under load and over a soak (and the Celery worker's
+beside it), and errors by status in every phase."""
 
 from __future__ import annotations
 
@@ -53,18 +54,22 @@ def _errors(run: PhaseRun) -> dict[str, int]:
 @dataclass
 class Meter:
     """Measures one target; `pids` (the gateway's processes, summed) add memory and CPU, else
-    skipped; `cores` are the cores they are pinned to."""
+    skipped; `cores` are the cores they are pinned to; `worker` (the Celery worker of a
+    governed deployment) adds its memory at idle and at the end."""
 
     target: Target
     plan: Plan
     pids: tuple[int, ...] = ()
     cores: tuple[int, ...] = (0,)
+    worker: tuple[int, ...] = ()
     metrics: Metrics = field(default_factory=dict)
+    served: int = 0  # calls answered 200, every phase (each one a record to store)
     samples: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     errors: dict[str, dict[str, int]] = field(default_factory=dict)
 
     async def phase(self, name: str, **kwargs: Any) -> PhaseRun:
         run = await run_phase(self.target, **kwargs)
+        self.served += len(run.ok)
         self.errors[name] = _errors(run)
         if run.samples:
             self.samples[name] = {str(k): v for k, v in run.samples.items()}
@@ -76,6 +81,11 @@ class Meter:
         await asyncio.sleep(2.0)
         if self.pids:
             self.metrics["rss_idle_mib"] = round(self.rss(), 1)
+        self.worker_rss("celery_rss_idle_mib")
+
+    def worker_rss(self, key: str) -> None:
+        if self.worker:
+            self.metrics[key] = round(sum(rss_mib(pid) for pid in self.worker), 1)
 
     async def latency(self) -> None:
         plan = self.plan
@@ -158,11 +168,14 @@ class Meter:
     async def stream(self) -> None:
         plan = self.plan
         for c in plan.stream_concurrency:
+            cpu0 = self.cpu()
             run = await self.phase(
                 f"stream_c{c}", concurrency=c, count=plan.stream_count,
                 seconds=plan.stream_seconds, stream=True,
             )  # fmt: skip
-            self.metrics[f"stream_c{c}"] = _stream_metrics(run)
+            metrics = self.metrics[f"stream_c{c}"] = _stream_metrics(run)
+            if self.pids and run.ok:  # the gateway's CPU per stream, as per call above
+                metrics["cpu_ms_per_stream"] = round((self.cpu() - cpu0) * 1000 / len(run.ok), 3)
 
     async def soak(self) -> None:
         if not self.pids or self.plan.soak_seconds <= 0:
@@ -223,16 +236,19 @@ def _slope(points: list[tuple[float, float]]) -> float:
 
 async def measure(
     target: Target, plan: Plan, pids: tuple[int, ...] = (), cores: tuple[int, ...] = (0,),
-    soak: bool = True,
+    soak: bool = True, worker: tuple[int, ...] = (),
 ) -> Metrics:  # fmt: skip
-    """Every phase on one target, in order; the metrics with errors and error bodies."""
-    meter = Meter(target, plan, pids, cores)
+    """Every phase on one target, in order; the metrics with errors and error bodies (and the
+    RSS of the `worker` processes after the warm-up and at the end)."""
+    meter = Meter(target, plan, pids, cores, worker)
     await meter.warm()
     await meter.latency()
     await meter.throughput()
     await meter.stream()
     if soak:
         await meter.soak()
+    meter.worker_rss("celery_rss_end_mib")
+    meter.metrics["calls_served"] = meter.served
     meter.metrics["errors"] = {k: v for k, v in meter.errors.items() if v}
     meter.metrics["error_samples"] = meter.samples
     return meter.metrics

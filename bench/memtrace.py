@@ -29,7 +29,7 @@ async def trace(bench: Any, gateway: Any, seconds: float) -> Metrics:
     out.mkdir(parents=True, exist_ok=True)
     env = {**dict(gateway.env), "BENCH_TRACE_DIR": str(out)}
     proc, base = deploy.start_momor(
-        bench.procs, bench.deployment, gateway.server, 0, bench.args.access_log,
+        bench.procs, bench.deployment_of(gateway), gateway.server, 0, bench.args.access_log,
         name=f"{gateway.name}-traced", env=env, traced=True,
     )  # fmt: skip
     try:
@@ -42,6 +42,8 @@ async def trace(bench: Any, gateway: Any, seconds: float) -> Metrics:
         run = await run_phase(target, concurrency=concurrency, count=10**9, seconds=seconds)
         last = await _snapshot(proc.pid, out, 2)
         rss_last = rss_mib(proc.pid)
+        if gateway.embedded:  # its records stored before it stops, as in its section
+            await bench.drain_journal()
     finally:
         bench.procs.stop(proc)
     return _growth(first, last, rss_first, rss_last, len(run.ok), run.elapsed)

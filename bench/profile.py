@@ -110,7 +110,10 @@ def summarize(collapsed: Path, top: int = 25) -> dict[str, Any]:
         for frame in set(frames):
             if "/momor/" in frame or "gateway/" in frame or "billing/" in frame:
                 own[_short(frame)] += count
-    share = lambda n: round(100 * n / total, 1) if total else 0.0  # noqa: E731
+
+    def share(n: int) -> float:
+        return round(100 * n / total, 1) if total else 0.0
+
     return {
         "samples": total,
         "categories_pct": {k: share(v) for k, v in by_cat.most_common()},

@@ -1,11 +1,12 @@
-"""The benchmark's one command: Momor (governed), LiteLLM proxy and any other OpenAI-compatible
-gateway, each measured alone on core 0 against the direct baseline measured beside it.
+"""The benchmark's one command: Momor (governed, and plain on its embedded defaults), LiteLLM
+proxy and any other OpenAI-compatible gateway, each measured alone on core 0 against the
+direct baseline measured beside it.
 
     .venv/bin/python -m bench.run [--server daphne] [--litellm] [--soak 60] [--repeat 1]
                                   [--gateway NAME=BASE_URL,KEY[,MODEL]] [--profile] [--quick]
                                   [--processes N] [--scale] [--momor-env KEY=VALUE]
                                   [--variant LABEL:KEY=VALUE[,KEY=VALUE]] [--memory SECONDS]
-                                  [--baseline GIT_REF]
+                                  [--baseline GIT_REF] [--plain] [--floor]
 
 See bench/README.md for what each number means."""
 
@@ -34,6 +35,7 @@ from bench.report import (
     median_tree,
     save,
     scale_table,
+    server_ratios,
     table,
     targets,
 )
@@ -55,6 +57,7 @@ class Gateway:
     model: str = deploy.MODEL
     env: tuple[tuple[str, str], ...] = ()  # added to Momor's environment
     baseline: str = ""  # Momor as of this git ref, from its own checkout and deployment
+    embedded: bool = False  # Momor on the plain (embedded) deployment: SQLite, no Redis
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -86,6 +89,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                    help="another Momor section on the first server with this env")  # fmt: skip
     p.add_argument("--baseline", action="append", default=[], metavar="GIT_REF",
                    help="also Momor as of this git ref, on the first server")  # fmt: skip
+    p.add_argument("--plain", action="store_true",
+                   help="also Momor on embedded defaults (SQLite, no Redis or Celery)")  # fmt: skip
     p.add_argument("--records", action="store_true",
                    help="instead: the records benchmark (reads over many generations)")  # fmt: skip
     p.add_argument("--records-total", type=int, default=10_000_000, metavar="N")
@@ -135,6 +140,11 @@ def gateways(args: argparse.Namespace) -> list[Gateway]:
                 raise SystemExit(f"--variant wants LABEL:KEY=VALUE and a Momor server: {spec!r}")
             name = f"{first.name}-{label}"
             found.append(replace(first, name=name, env=(*env, *_pairs(pairs))))
+        if args.plain:
+            if first is None:
+                raise SystemExit("--plain needs a Momor server to measure")
+            name, plain_env = f"momor-plain-{first.server}", deploy.embedded_extra(env)
+            found.append(replace(first, name=name, env=plain_env, embedded=True))
         for ref in args.baseline:
             if first is None:
                 raise SystemExit("--baseline needs a Momor server to measure")
@@ -177,6 +187,7 @@ class Bench:
         self.plan = plan_of(args)
         self.deployment: deploy.Deployment | None = None
         self.baselines: dict[str, deploy.Deployment] = {}
+        self.embedded: deploy.EmbeddedDeployment | None = None
         self.worker: Proc | None = None
         self.fake_url = ""
         self.loadavg_at_start = loadavg()
@@ -189,6 +200,12 @@ class Bench:
             self.deployment = deploy.Deployment(deploy.Settings(), self.fake_url, self.logs)
             self.deployment.setup()
             self.worker = self.deployment.start_worker(self.procs, LOAD_CORE)
+        if any(g.embedded for g in wanted):
+            print("setting up the plain deployment (SQLite, journal, no Redis)", flush=True)
+            self.embedded = deploy.EmbeddedDeployment(
+                deploy.Settings(), self.fake_url, self.logs / "plain"
+            )
+            self.embedded.setup()
         for i, gateway in enumerate(g for g in wanted if g.baseline):
             self.baselines[gateway.baseline] = self.baseline_deployment(gateway.baseline, i)
 
@@ -207,13 +224,15 @@ class Bench:
 
     def deployment_of(self, gateway: Gateway) -> deploy.Deployment:
         found = self.baselines.get(gateway.baseline) if gateway.baseline else self.deployment
+        if gateway.embedded:
+            found = self.embedded
         if found is None:
             raise RuntimeError("Momor's deployment is not set up")
         return found
 
     def close(self) -> None:
         self.procs.stop_all()
-        for deployment in [self.deployment, *self.baselines.values()]:
+        for deployment in [self.deployment, self.embedded, *self.baselines.values()]:
             if deployment is not None:
                 deployment.teardown()
 
@@ -259,23 +278,51 @@ class Bench:
         procs, target = self.launch(gateway, count)
         pids = tuple(p.pid for p in procs)
         cores = tuple(gateway_core(i) for i in range(len(procs))) or (GATEWAY_CORE,)
+        kind, worker = self.deployment_kind(gateway)
         try:
             print(f"[{repeat}] {gateway.name}: direct baseline", flush=True)
             direct = await measure(self.direct(), self.plan, soak=False)
             print(f"[{repeat}] {gateway.name}: measuring (pids {pids})", flush=True)
-            result = await measure(target, self.plan, pids, cores, soak=gateway.kind != "floor")
+            result = await measure(
+                target, self.plan, pids, cores, soak=gateway.kind != "floor", worker=worker
+            )
             section: Metrics = {"gateway": gateway.name, "direct": direct, "target": result}
-            section["processes"] = len(procs)
+            section |= {"deployment": kind, "server": gateway.server, "processes": len(procs)}
             section["env"] = dict(gateway.env)
             section["added"] = added(direct, result)
             if self.args.profile and procs and repeat == 1:
                 section["profile"] = await self.profile(procs[0], target)
+            if gateway.embedded:
+                section["journal_drain"] = await self.drain_journal()
         finally:
             for proc in procs:
                 self.procs.stop(proc)
         if self.args.memory and gateway.kind == "momor" and not gateway.baseline and repeat == 1:
             section["memory"] = await memtrace.trace(self, gateway, self.args.memory)
         return section
+
+    def deployment_kind(self, gateway: Gateway) -> tuple[str, tuple[int, ...]]:
+        """The section's deployment (governed, embedded, baseline, or the gateway's kind) and
+        the pid of its Celery worker, if it has one."""
+        if gateway.kind != "momor":
+            return gateway.kind, ()
+        deployment = self.deployment_of(gateway)
+        worker = (deployment.worker.pid,) if deployment.worker else ()
+        return ("baseline" if gateway.baseline else deployment.kind), worker
+
+    async def drain_journal(self, timeout: float = 180.0) -> Metrics:
+        """The plain gateway, still running, left to apply its journal (bounded): what a
+        process stopped with records in it leaves on disk for the next one."""
+        if self.embedded is None:
+            return {}
+        start = time.monotonic()
+        left = self.embedded.journal_backlog()
+        if left:
+            print(f"    waiting for the plain gateway to store {left} records", flush=True)
+        while left and time.monotonic() - start < timeout:
+            await asyncio.sleep(1.0)
+            left = self.embedded.journal_backlog()
+        return {"seconds": round(time.monotonic() - start, 1), "records_left": left}
 
     async def profile(self, proc: Proc, target: Target) -> Metrics:
         seconds = self.args.profile_seconds
@@ -305,6 +352,22 @@ class Bench:
         sql = "SELECT status || '=' || count(*) FROM billing_generation GROUP BY status"
         rows = deploy.psql_value(deployment.settings.database, sql)
         return {"records_backlog_left": backlog, "generations_by_status": rows}
+
+    def plain_recording(self, served: int, drains: list[Metrics]) -> Metrics:
+        """The plain deployment's records after the run: the generations in its SQLite file
+        and what its journal still holds, against the calls the plain sections served (a
+        lower bound: profile and memory passes serve more), and how long each section's
+        gateway took to apply its journal before it was stopped."""
+        if self.embedded is None:
+            return {}
+        rows = self.embedded.generations_by_status()
+        stored = sum(int(row.rpartition("=")[2]) for row in rows.split())
+        left = self.embedded.journal_backlog()
+        return {
+            "journal_records_left": left, "generations_by_status": rows, "generations": stored,
+            "calls_served": served, "all_stored": left == 0 and stored >= served,
+            "journal_drains": drains,
+        }  # fmt: skip
 
 
 def gateway_core(i: int) -> int:
@@ -364,9 +427,15 @@ def build_report(
         report["pinning"]["note"] = scale.pinning_note(bench.args.processes, scaled=False)
     if bench.deployment is not None:
         report["momor_recording"] = bench.recording(bench.deployment)
+    if bench.embedded is not None:
+        plain = [run[i] for run in runs for i, g in enumerate(wanted) if g.embedded]
+        served = sum(s["target"].get("calls_served") or 0 for s in plain)
+        drains = [s["journal_drain"] for s in plain if "journal_drain" in s]
+        report["plain_recording"] = bench.plain_recording(served, drains)
     for ref, deployment in bench.baselines.items():
         report.setdefault("baseline_recording", {})[ref] = bench.recording(deployment)
     report["versus_baseline"] = versus_baseline(sections)
+    report["server_ratios"] = server_ratios(sections)
     return report
 
 
@@ -465,12 +534,18 @@ def print_report(report: Metrics, path: Path) -> None:
         print(scale_table(report["scale"]))
     if report.get("momor_recording"):
         print(f"\nMomor recording: {report['momor_recording']}")
+    if report.get("plain_recording"):
+        print(f"Momor recording (plain): {report['plain_recording']}")
+    if len(report.get("server_ratios") or ()) > 1:
+        print("\nMomor servers' throughput (governed), as a share of the fastest:")
+        for row in report["server_ratios"]:
+            print(f"  {row['server']}: {row['rps']:,.0f} req/s, {row['share_of_fastest']}x")
     for row in report.get("versus_baseline") or ():
         print(
             f"\n{row['gateway']} vs {row['baseline']}: throughput x{row['throughput_ratio']}, "
             f"CPU per call x{row['cpu_per_call_ratio']}"
         )
-    print("\ntargets (issue 7):")
+    print("\ntargets (performance, round 2):")
     print(goals_text(report["targets"]))
     print(f"\nJSON: {path}")
 
