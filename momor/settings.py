@@ -219,13 +219,13 @@ MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT = env_float("MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT
 MOMOR_UPSTREAM_CHUNK_TIMEOUT = env_float("MOMOR_UPSTREAM_CHUNK_TIMEOUT", 120.0)
 # Providers send a stream's head at once: a streamed try with no head after this fails over.
 MOMOR_UPSTREAM_STREAM_HEADERS_TIMEOUT = env_float("MOMOR_UPSTREAM_STREAM_HEADERS_TIMEOUT", 30.0)
-MOMOR_UPSTREAM_TRANSPORT = env_str("MOMOR_UPSTREAM_TRANSPORT", "aiohttp")
+MOMOR_UPSTREAM_TRANSPORT = env_str("MOMOR_UPSTREAM_TRANSPORT", "http1")
 # Outbound requests to addresses users supply (gateway/outbound.py): the only token endpoint a
 # Vertex service account may name, and networks the guard lets through besides public ones.
 MOMOR_GOOGLE_TOKEN_URL = env_str("MOMOR_GOOGLE_TOKEN_URL", "https://oauth2.googleapis.com/token")
 MOMOR_OUTBOUND_ALLOW = env_list("MOMOR_OUTBOUND_ALLOW", [])
-if MOMOR_UPSTREAM_TRANSPORT not in {"aiohttp", "httpx"}:
-    raise ImproperlyConfigured("MOMOR_UPSTREAM_TRANSPORT must be aiohttp or httpx")
+if MOMOR_UPSTREAM_TRANSPORT not in {"http1", "aiohttp", "httpx"}:
+    raise ImproperlyConfigured("MOMOR_UPSTREAM_TRANSPORT must be http1, aiohttp or httpx")
 
 # Billing: the fee on calls made with an organization's own saved key, as a fraction of what
 # the call would cost on Momor's key (0 = free); the default rate limit per key per minute

@@ -155,7 +155,7 @@ def build_catalog(fake_url: str) -> None:
     offer(legacy, openai, "legacy-1", "0.05", "0.05")
 
 
-@pytest.fixture(params=["aiohttp", "httpx"])
+@pytest.fixture(params=["http1", "aiohttp", "httpx"])
 def upstream_client(request: pytest.FixtureRequest, settings: Any) -> str:
     """Each client Momor can call providers with (`MOMOR_UPSTREAM_TRANSPORT`), in turn."""
     settings.MOMOR_UPSTREAM_TRANSPORT = request.param
