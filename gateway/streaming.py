@@ -1,5 +1,6 @@
-"""A streamed answer: held back until it has something to show, then relayed chunk by chunk,
-and its record handed to billing when it ends.
+"""A streamed answer: held back until it has something to show, then relayed as it comes, and
+its record handed to billing when it ends. What one read from the provider brings (one event
+or many) is translated and sent to the client in one write.
 
 What a provider streams is never trusted to be well formed: a stream that breaks or holds an
 event that cannot be read before it has shown anything fails its try (the call moves to the
@@ -17,6 +18,7 @@ from billing.record_building import estimated_tokens, stream_ended
 from billing.recording import record_call
 from gateway.answer_fields import closing_chunk, estimated_usage_chunk
 from gateway.attempts import Attempt, Call, tokens_of, transport_message
+from gateway.passthrough import Passthrough
 from gateway.providers.contract import (
     ChatCompletionChunk,
     Event,
@@ -32,6 +34,7 @@ from gateway.upstream import Response, UpstreamError
 
 log = logging.getLogger(__name__)
 
+CLOSING = Event("", "momor.closing")  # the end of the provider's stream: the translator closes
 SHOWN_FIELDS = ("content", "reasoning", "tool_calls", "refusal", "audio", "reasoning_details")
 
 
@@ -43,9 +46,11 @@ class StreamRelay:
     ) -> None:
         self.call, self.attempt = call, attempt
         self.response, self.translator = response, translator
-        self.chunks = self._chunks()
+        self.reads = self._reads()
+        self.unread: list[bytes | Event] = []  # what the read that ended the opening held after it
         self.delivered_chars = 0
         self.usage_sent = False
+        self.passthrough: Passthrough | None = None  # after the opening, where it may
 
     @property
     def place(self) -> str:
@@ -55,11 +60,14 @@ class StreamRelay:
         """The chunks up to the first that shows something; None when the try failed."""
         held: list[ChatCompletionChunk] = []
         try:
-            async for chunk in self.chunks:
-                held.append(chunk)
-                if _shows(chunk):
-                    self._first_token()
-                    return held
+            async for items in self.reads:
+                for index, item in enumerate(items):
+                    chunks = self._translated(item)
+                    held += chunks
+                    if any(map(_shows, chunks)):
+                        self._first_token()
+                        self.unread = items[index + 1 :]
+                        return held
             self.attempt.failed(Failure(502, "The provider closed the stream without an answer."))
         except StreamFailed as exc:
             self.attempt.failed(exc.failure)
@@ -80,12 +88,18 @@ class StreamRelay:
         last: ChatCompletionChunk | None = None
         try:
             yield b""
-            for chunk in opening:
-                if (data := self._emit(chunk)) is not None:
-                    yield data
-            async for chunk in self.chunks:
-                if (data := self._emit(chunk)) is not None:
-                    yield data
+            self.passthrough = self._passthrough()
+            sent, broke = self._emitted(self.unread)
+            yield b"".join(map(self._emit_chunk, opening)) + sent
+            while broke is None:
+                items = await anext(self.reads, None)
+                if items is None:
+                    break
+                sent, broke = self._emitted(items)
+                if sent:
+                    yield sent
+            if broke is not None:
+                raise broke
             if not self.translator.state.finished:
                 raise StreamFailed(Failure(502, "The provider closed the connection mid-answer."))
             outcome = "success"
@@ -103,7 +117,10 @@ class StreamRelay:
         for data in self._ending(last):
             yield data
 
-    async def _chunks(self) -> AsyncIterator[ChatCompletionChunk]:
+    async def _reads(self) -> AsyncIterator[list[bytes | Event]]:
+        """The events of each read from the provider (often several at once), each one the
+        bytes of its one `data:` line where it has no other; the translator's closing
+        chunks come last, as chunks."""
         decoder = Decoder()
         stream = self.response.chunks()
         timeout = settings.MOMOR_UPSTREAM_CHUNK_TIMEOUT
@@ -115,14 +132,26 @@ class StreamRelay:
                 break
             if self.call.renewal is not None:
                 self.call.renewal.tick()
-            for event in decoder.feed(raw):
-                for chunk in self._translated(event):
-                    yield chunk
-        for chunk in self.translator.close():
-            yield chunk
+            if items := decoder.items(raw):
+                yield items
+        yield [CLOSING]
 
-    def _translated(self, event: Event) -> list[ChatCompletionChunk]:
+    def _passthrough(self) -> Passthrough | None:
+        """Chunks pass as they came where the provider writes Chat Completions chunks and no
+        rule of the call needs to see each one."""
+        if not self.translator.openai_chunks or self.call.options.rules is not None:
+            return None
+        offering = self.attempt.candidate.offering
+        return Passthrough(
+            self.call.request_id, offering.model_id, offering.provider.label,
+            keep_usage=self.call.options.include_usage,
+        )  # fmt: skip
+
+    def _translated(self, item: bytes | Event) -> list[ChatCompletionChunk]:
         """The chunks of one upstream event; an event that cannot be read breaks the stream."""
+        if item is CLOSING:
+            return self.translator.close()
+        event = Event(item.decode(errors="replace")) if isinstance(item, bytes) else item
         try:
             return self.translator.feed(event)
         except StreamFailed:
@@ -138,7 +167,28 @@ class StreamRelay:
         self.call.record.first_token_ms = self.call.elapsed_ms()
         self.attempt.row.first_token_ms = self.attempt.elapsed_ms()
 
-    def _emit(self, chunk: ChatCompletionChunk) -> bytes | None:
+    def _emitted(self, items: list[bytes | Event]) -> tuple[bytes, Exception | None]:
+        """The bytes of a read's events, and what broke the stream after them, if anything:
+        the events before a break are the client's all the same."""
+        sent: list[bytes] = []
+        try:
+            for item in items:
+                sent.append(self._emit(item))
+        except Exception as exc:
+            return b"".join(sent), exc
+        return b"".join(sent), None
+
+    def _emit(self, item: bytes | Event) -> bytes:
+        """The client's bytes of one upstream event: as it came where it may pass, else
+        translated."""
+        if self.passthrough is not None and isinstance(item, bytes):
+            passed = self.passthrough.relay(item)
+            if passed is not None:
+                self.delivered_chars += passed[1]
+                return passed[0]
+        return b"".join(map(self._emit_chunk, self._translated(item)))
+
+    def _emit_chunk(self, chunk: ChatCompletionChunk) -> bytes:
         chunk["id"] = self.call.request_id
         chunk["model"] = self.attempt.candidate.offering.model_id
         chunk["provider"] = self.attempt.candidate.offering.provider.label
@@ -146,7 +196,7 @@ class StreamRelay:
             chunk["created"] = self.call.created
         if not self.call.options.include_usage:
             if "usage" in chunk and not chunk.get("choices"):
-                return None
+                return b""
             chunk.pop("usage", None)
         else:
             usage = chunk.get("usage")

@@ -311,6 +311,10 @@ class StreamState:
 class StreamTranslator(ABC):
     """Turns a provider's events into Chat Completions chunks (without id and model)."""
 
+    openai_chunks: ClassVar[bool] = False
+    """The provider's events are Chat Completions chunks: one that carries nothing the
+    translator reads may be relayed as it was written (`gateway.passthrough`)."""
+
     def __init__(self) -> None:
         self.state = StreamState()
 

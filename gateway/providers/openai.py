@@ -178,6 +178,8 @@ class CompatibleAdapter(OpenAIAdapter):
 class ChunkRelay(StreamTranslator):
     """A Chat Completions stream: chunks pass through, reasoning renamed, state noted."""
 
+    openai_chunks = True
+
     def feed(self, event: Event) -> list[ChatCompletionChunk]:
         if event.data == "[DONE]":
             self.state.finished = True

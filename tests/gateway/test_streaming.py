@@ -239,3 +239,19 @@ def test_a_client_that_leaves_mid_stream_cancels_the_upstream_call(world: World)
     assert calls[0]["completed"] is False
     assert time.monotonic() - deadline < 0  # well before the 8 s the answer would take
     wait_recorded(request_id)
+
+
+def test_text_of_every_kind_arrives_whole_with_each_chunk_written_over(world: World) -> None:
+    text = 'plain words, then "quotes", a\nnew line, tabs\tand héllo 世界 🙂 and more plain words'
+    world.fake.script(OPENAI, text=text, chunks=12)
+    response = stream(world, ask())
+    chunks = events(response.text)
+    request_id = response.headers["x-momor-request-id"]
+    assert streamed_text(chunks) == text
+    assert {(c["id"], c["model"], c["provider"]) for c in chunks[:-1]} == {
+        (request_id, "openai/gpt-5", "OpenAI")
+    }
+    assert all("usage" not in c for c in chunks[:-1])
+    with_usage = events(stream(world, ask(stream_options={"include_usage": True})).text)
+    assert streamed_text(with_usage) == text
+    assert with_usage[-2]["usage"]["completion_tokens"] > 0
