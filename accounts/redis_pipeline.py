@@ -151,6 +151,14 @@ class PipelinedRedis:
             protocol = await self._connected()
         return await protocol.send(commands)
 
+    def send_now(self, commands: Sequence[Command]) -> asyncio.Future[list[Any]] | None:
+        """The commands written now, with no task or wait of their own: a future of their
+        replies, or None while the connection is not open."""
+        protocol = self._protocol
+        if protocol is None or protocol.lost:
+            return None
+        return protocol.send(commands)
+
     async def execute(self, *command: str | bytes | int | float) -> Any:
         (reply,) = await self.execute_many([command])
         if isinstance(reply, ResponseError):

@@ -50,7 +50,7 @@ class Origin:
 
 @lru_cache(maxsize=1024)
 def _target(url: str) -> tuple[Origin, bytes]:
-    """Where a provider URL points, and the request target to write."""
+    """Where a provider URL points, and the request's first two lines."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UpstreamError(f"Invalid URL: {url!r} is not an http(s) URL", connect=True)
@@ -60,11 +60,12 @@ def _target(url: str) -> tuple[Origin, bytes]:
     except ValueError:
         raise UpstreamError(f"Invalid URL: {url!r} has no valid port", connect=True) from None
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    return Origin(tls, parts.hostname, port), path.encode()
+    origin = Origin(tls, parts.hostname, port)
+    return origin, b"POST " + path.encode() + b" HTTP/1.1\r\nhost: " + origin.host_header + b"\r\n"
 
 
-def _head(origin: Origin, path: bytes, headers: dict[str, str], length: int) -> bytes:
-    lines = [b"POST ", path, b" HTTP/1.1\r\nhost: ", origin.host_header, b"\r\n"]
+def _head(start: bytes, headers: dict[str, str], length: int) -> bytes:
+    lines = [start]
     for name, value in headers.items():
         if "\r" in value or "\n" in value or "\r" in name or "\n" in name or ":" in name:
             raise UpstreamError(f"a header for the provider is malformed ({name!r})", connect=True)
@@ -84,8 +85,8 @@ class Http1Client:
         self._closed = False
 
     async def send(self, url: str, headers: dict[str, str], body: bytes) -> Http1Response:
-        origin, path = _target(url)
-        head = _head(origin, path, headers, len(body))
+        origin, start = _target(url)
+        head = _head(start, headers, len(body))
         connection = self._pooled(origin) or await self._connect(origin)
         return await connection.exchange(head, body)
 

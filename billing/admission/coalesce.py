@@ -1,8 +1,10 @@
 """Admission's Redis script calls made in the same turn of the event loop go out together: one
-pipeline on one connection, one write and one read for all of them, where each call alone
-would take a connection from the pool and make its own round trip. Each script still runs
-atomically, in the order the calls were made. A pipeline that takes longer than the Redis
-time-out fails every call in it, and tells the breaker."""
+pipeline on the loop's connection, one write and one read for all of them. Each script still
+runs atomically, in the order the calls were made. While the connection is open the batch is
+written at the end of the turn and its replies handed out from the connection's callback, with
+no task of its own; the first batch (which connects) and scripts Redis does not know yet (which
+are loaded, then run again) go through a task. A pipeline that takes longer than the Redis
+time-out fails every call in it, drops the connection and tells the breaker."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import asyncio
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 from django.conf import settings
@@ -53,9 +55,49 @@ class Coalescer:
         return future
 
     def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
-        task = loop.create_task(self._send(self._waiting.pop(loop)))
+        calls = self._waiting.pop(loop)
+        target = self._client()
+        sent = target.send_now([_command(call) for call in calls])
+        if sent is None:  # not connected yet (or a cluster): connecting and all in a task
+            self._in_task(loop, calls)
+            return
+        late = loop.call_later(settings.MOMOR_REDIS_TIMEOUT_SECONDS, self._late, calls, target)
+        sent.add_done_callback(partial(self._answered, loop, calls, late))
+
+    def _in_task(self, loop: asyncio.AbstractEventLoop, calls: list[ScriptCall]) -> None:
+        task = loop.create_task(self._send(calls))
         self._sending.add(task)
         task.add_done_callback(self._sending.discard)
+
+    def _answered(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        calls: list[ScriptCall],
+        late: asyncio.TimerHandle,
+        sent: asyncio.Future[list[Any]],
+    ) -> None:
+        """The replies of a batch sent at once: each to its call; scripts Redis did not know
+        go again through the task, which loads them."""
+        late.cancel()
+        if sent.cancelled() or sent.exception() is not None:
+            failure = sent.exception() if not sent.cancelled() else RedisConnectionError()
+            if isinstance(failure, RedisConnectionError | RedisTimeoutError):
+                self._breaker.failed()
+            _settle(calls, [failure] * len(calls))
+            return
+        results = sent.result()
+        unknown = [call for call, result in zip(calls, results, strict=True)
+                   if isinstance(result, NoScriptError)]  # fmt: skip
+        self._breaker.succeeded()
+        _settle(calls, results, again=unknown)
+        if unknown:
+            self._in_task(loop, unknown)
+
+    def _late(self, calls: list[ScriptCall], target: AsyncTarget) -> None:
+        """Redis did not answer a batch in time: its calls fail, the connection is dropped."""
+        self._breaker.failed()
+        target.reset()
+        _settle(calls, [RedisTimeoutError("Redis did not answer in time")] * len(calls))
 
     async def _send(self, calls: list[ScriptCall]) -> None:
         try:
@@ -66,15 +108,10 @@ class Coalescer:
             raise
         except Exception as exc:
             results = [exc] * len(calls)
-        for call, result in zip(calls, results, strict=True):
-            if call.future.done():  # its caller went away
-                continue
-            if isinstance(result, Exception):
-                call.future.set_exception(result)
-            else:
-                call.future.set_result(result)
+        _settle(calls, results)
 
     async def _bounded(self, calls: list[ScriptCall]) -> list[Any]:
+        """The task's way: connecting first when needed, and loading unknown scripts."""
         try:
             async with asyncio.timeout(settings.MOMOR_REDIS_TIMEOUT_SECONDS):
                 results = await self._execute(calls)
@@ -99,6 +136,23 @@ class Coalescer:
             for i, result in zip(unknown, again, strict=True):
                 results[i] = result
         return results
+
+
+def _settle(
+    calls: list[ScriptCall], results: list[Any], again: list[ScriptCall] | None = None
+) -> None:
+    going = {id(call) for call in again or ()}
+    for call, result in zip(calls, results, strict=True):
+        if call.future.done() or id(call) in going:  # its caller went away, or it goes again
+            continue
+        if isinstance(result, BaseException):
+            call.future.set_exception(result)
+        else:
+            call.future.set_result(result)
+
+
+def _command(call: ScriptCall) -> tuple[Any, ...]:
+    return ("EVALSHA", sha_of(call.script), len(call.keys), *call.keys, *call.args)
 
 
 def _call(call: ScriptCall) -> Call:

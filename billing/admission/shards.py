@@ -44,6 +44,11 @@ class AsyncTarget:
             [("EVALSHA", sha, len(keys), *keys, *args) for sha, keys, args in calls]
         )
 
+    def send_now(self, commands: list[tuple[Any, ...]]) -> asyncio.Future[list[Any]] | None:
+        """The commands written at once on the open connection, or None while it is not open
+        (the caller goes through `evalsha_many`, which connects)."""
+        return self.connection.send_now(commands)
+
     async def script_load(self, script: str) -> None:
         await self.connection.execute("SCRIPT", "LOAD", script)
 
@@ -93,6 +98,9 @@ class AsyncShards(AsyncTarget):
             return await self.cluster.evalsha(sha, len(keys), *keys, *args)
         except ResponseError as exc:
             return exc
+
+    def send_now(self, commands: list[tuple[Any, ...]]) -> asyncio.Future[list[Any]] | None:
+        return None  # a batch is split by shard first
 
     async def script_load(self, script: str) -> None:
         await self.cluster.script_load(script)  # on every primary
