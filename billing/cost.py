@@ -4,6 +4,7 @@ organization's own saved key, the operator's BYOK fee of that (nothing by defaul
 from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
 
 from django.conf import settings
 
@@ -61,10 +62,16 @@ def byok_fee() -> Decimal:
 
 
 def _price(prices: dict[str, str], name: str, fallback: str | None = None) -> Decimal:
-    value = Decimal(prices.get(name) or 0)
+    value = _decimal(prices.get(name) or 0)
     if value == 0 and fallback is not None:
-        return Decimal(prices.get(fallback) or 0)
+        return _decimal(prices.get(fallback) or 0)
     return value
+
+
+@lru_cache(maxsize=4096)
+def _decimal(price: str | int | float) -> Decimal:
+    """A price as records write it (a string), parsed once."""
+    return Decimal(price)
 
 
 def to_units(amount: Decimal) -> int:

@@ -58,7 +58,8 @@ async def record_call(record: CallRecord) -> None:
     try:
         await asyncio.shield(durable)
     finally:
-        notify(HandedOff(record, cost, began, time.time()))
+        # after the answer is written (the caller sends it before the loop turns again)
+        asyncio.get_running_loop().call_soon(notify, HandedOff(record, cost, began, time.time()))
 
 
 async def make_room() -> None:

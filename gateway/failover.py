@@ -8,7 +8,6 @@ moves the call to the next candidate. Invalid UTF-8 is read as U+FFFD."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
@@ -142,8 +141,9 @@ async def _open(call: Call, adapter: Adapter, attempt: Attempt) -> Response | No
         _uncarried(call, attempt, f"a value it could not translate ({type(exc).__name__})")
         return None
     try:
-        async with asyncio.timeout(_head_timeout(call.options.stream)):
-            return await send(prepared.url, prepared.headers, prepared.body)
+        return await send(
+            prepared.url, prepared.headers, prepared.body, _head_timeout(call.options.stream)
+        )
     except (UpstreamError, TimeoutError) as exc:
         attempt.failed(Failure(None, transport_message(exc)))
         return None
@@ -163,8 +163,7 @@ def _uncarried(call: Call, attempt: Attempt, reason: str) -> None:
 
 
 async def read_all(response: Response) -> bytes:
-    async with asyncio.timeout(settings.MOMOR_UPSTREAM_CHUNK_TIMEOUT):
-        return await response.read()
+    return await response.read(settings.MOMOR_UPSTREAM_CHUNK_TIMEOUT)
 
 
 async def _read_failure(response: Response) -> bytes:

@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
+from functools import lru_cache
 
 from django.db.models import Count, Max
 
@@ -44,12 +45,18 @@ class Prices:
     cache_write: Decimal
 
     def as_dict(self) -> dict[str, str]:
-        return {
-            "prompt": str(self.prompt),
-            "completion": str(self.completion),
-            "cache_read": str(self.cache_read),
-            "cache_write": str(self.cache_write),
-        }
+        """As a record keeps them (one dict per prices, shared: read, never written)."""
+        return _prices_dict(self)
+
+
+@lru_cache(maxsize=4096)
+def _prices_dict(prices: Prices) -> dict[str, str]:
+    return {
+        "prompt": str(prices.prompt),
+        "completion": str(prices.completion),
+        "cache_read": str(prices.cache_read),
+        "cache_write": str(prices.cache_write),
+    }
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,6 @@ next candidate); after that, the stream ends on one error chunk."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator
 
@@ -122,14 +121,7 @@ class StreamRelay:
         bytes of its one `data:` line where it has no other; the translator's closing
         chunks come last, as chunks."""
         decoder = Decoder()
-        stream = self.response.chunks()
-        timeout = settings.MOMOR_UPSTREAM_CHUNK_TIMEOUT
-        while True:
-            try:
-                async with asyncio.timeout(timeout):
-                    raw = await anext(stream)
-            except StopAsyncIteration:
-                break
+        async for raw in self.response.chunks(settings.MOMOR_UPSTREAM_CHUNK_TIMEOUT):
             if self.call.renewal is not None:
                 self.call.renewal.tick()
             if items := decoder.items(raw):

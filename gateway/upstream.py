@@ -34,15 +34,20 @@ class UpstreamError(Exception):
 class Response(Protocol):
     status_code: int
 
-    async def read(self) -> bytes: ...
+    async def read(self, timeout: float) -> bytes:
+        """The whole body, within `timeout` seconds (else TimeoutError)."""
 
-    def chunks(self) -> AsyncIterator[bytes]: ...
+    def chunks(self, timeout: float) -> AsyncIterator[bytes]:
+        """The body as it comes, each piece within `timeout` seconds of the one before."""
 
     async def close(self) -> None: ...
 
 
 class Client(Protocol):
-    async def send(self, url: str, headers: dict[str, str], body: bytes) -> Response: ...
+    async def send(
+        self, url: str, headers: dict[str, str], body: bytes, timeout: float
+    ) -> Response:
+        """POST `body`; the response once its head has come, within `timeout` seconds."""
 
     async def close(self) -> None: ...
 
@@ -56,15 +61,15 @@ _closers: dict[tuple[asyncio.AbstractEventLoop, str], asyncio.Task[None]] = {}
 _closed_loops: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
 
 
-async def send(url: str, headers: dict[str, str], body: bytes) -> Response:
-    """POST `body`; returns once the response's head has arrived (its body still to read).
-    A call that belongs to a trace sends its `traceparent` along."""
+async def send(url: str, headers: dict[str, str], body: bytes, timeout: float) -> Response:
+    """POST `body`; returns once the response's head has arrived (its body still to read),
+    within `timeout` seconds. A call that belongs to a trace sends its `traceparent` along."""
     traceparent = TRACEPARENT.get()
     if traceparent:
         headers = {**headers, "traceparent": traceparent}
     key = (asyncio.get_running_loop(), settings.MOMOR_UPSTREAM_TRANSPORT)
     client = _clients.get(key) or _open(key)
-    return await client.send(url, headers, body)
+    return await client.send(url, headers, body, timeout)
 
 
 def _open(key: tuple[asyncio.AbstractEventLoop, str]) -> Client:
@@ -133,9 +138,14 @@ class AiohttpClient:
             trust_env=False,
         )
 
-    async def send(self, url: str, headers: dict[str, str], body: bytes) -> Response:
+    async def send(
+        self, url: str, headers: dict[str, str], body: bytes, timeout: float
+    ) -> Response:
         try:
-            raw = await self.session.post(url, data=body, headers=headers, allow_redirects=False)
+            async with asyncio.timeout(timeout):
+                raw = await self.session.post(
+                    url, data=body, headers=headers, allow_redirects=False
+                )
         except aiohttp.ClientError as exc:
             raise _aiohttp_failure(exc) from None
         return AiohttpResponse(raw)
@@ -151,13 +161,17 @@ class AiohttpResponse:
         self.raw = raw
         self.status_code = raw.status
 
-    async def read(self) -> bytes:
+    async def read(self, timeout: float) -> bytes:
         try:
-            return await self.raw.read()
+            async with asyncio.timeout(timeout):
+                return await self.raw.read()
         except aiohttp.ClientError as exc:
             raise _aiohttp_failure(exc) from None
 
-    async def chunks(self) -> AsyncIterator[bytes]:
+    def chunks(self, timeout: float) -> AsyncIterator[bytes]:
+        return each_within(self._chunks(), timeout)
+
+    async def _chunks(self) -> AsyncIterator[bytes]:
         try:
             async for data in self.raw.content.iter_any():
                 yield data
@@ -166,6 +180,17 @@ class AiohttpResponse:
 
     async def close(self) -> None:
         self.raw.release()
+
+
+async def each_within(pieces: AsyncIterator[bytes], timeout: float) -> AsyncIterator[bytes]:
+    """`pieces`, each within `timeout` seconds of the one before."""
+    while True:
+        try:
+            async with asyncio.timeout(timeout):
+                data = await anext(pieces)
+        except StopAsyncIteration:
+            return
+        yield data
 
 
 def _aiohttp_failure(exc: aiohttp.ClientError) -> Exception:

@@ -84,11 +84,13 @@ class Http1Client:
         self._tls = tls
         self._closed = False
 
-    async def send(self, url: str, headers: dict[str, str], body: bytes) -> Http1Response:
+    async def send(
+        self, url: str, headers: dict[str, str], body: bytes, timeout: float
+    ) -> Http1Response:
         origin, start = _target(url)
         head = _head(start, headers, len(body))
         connection = self._pooled(origin) or await self._connect(origin)
-        return await connection.exchange(head, body)
+        return await connection.exchange(head, body, timeout)
 
     def _pooled(self, origin: Origin) -> Connection | None:
         idle = self._idle.get(origin)
@@ -154,13 +156,13 @@ class Connection(asyncio.Protocol):
     def usable(self) -> bool:
         return not self.lost and self.transport is not None and not self.transport.is_closing()
 
-    async def exchange(self, head: bytes, body: bytes) -> Http1Response:
+    async def exchange(self, head: bytes, body: bytes, timeout: float) -> Http1Response:
         response = self.response = Http1Response(self)
         transport = cast(asyncio.Transport, self.transport)
         transport.write(head + body if len(body) < 65_536 else head)
         if len(body) >= 65_536:
             transport.write(body)
-        await response.head
+        await response.within(response.head, timeout)
         return response
 
     # asyncio.Protocol
@@ -301,15 +303,41 @@ class Http1Response:
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
+    def _expire(self, waited: asyncio.Future[None]) -> None:
+        """A wait ran out: the exchange fails, and its connection cannot be used again."""
+        if not waited.done():
+            self.fail(TimeoutError("The provider did not answer in time."))
+            self.connection.close()
+
+    async def within(self, waited: asyncio.Future[None], timeout: float) -> None:
+        """Await `waited` at most `timeout` seconds (a timer only while it is not done)."""
+        if waited.done():
+            waited.result()
+            return
+        timer = asyncio.get_running_loop().call_later(timeout, self._expire, waited)
+        try:
+            await waited
+        finally:
+            timer.cancel()
+
     # read by the relay
 
-    async def read(self) -> bytes:
-        parts = []
-        async for data in self.chunks():
-            parts.append(data)
+    async def read(self, timeout: float) -> bytes:
+        """The whole body, within `timeout` of the call."""
+        if self.complete and self.failure is None:
+            parts = list(self.pending)
+        else:
+            parts = []
+            deadline = asyncio.get_running_loop().time() + timeout
+            async for data in self.chunks(timeout, deadline):
+                parts.append(data)
+        self.pending.clear()
         return b"".join(parts)
 
-    async def chunks(self) -> AsyncIterator[bytes]:
+    async def chunks(self, timeout: float, deadline: float | None = None) -> AsyncIterator[bytes]:
+        """The body as it comes, each piece within `timeout` of the one before (and all of
+        it by `deadline`, a loop time, where given)."""
+        loop = asyncio.get_running_loop()
         while True:
             if self.pending:
                 data = b"".join(self.pending) if len(self.pending) > 1 else self.pending[0]
@@ -322,9 +350,10 @@ class Http1Response:
                 raise self.failure
             if self.complete:
                 return
-            self.waiter = asyncio.get_running_loop().create_future()
+            wait = timeout if deadline is None else min(timeout, deadline - loop.time())
+            self.waiter = loop.create_future()
             try:
-                await self.waiter
+                await self.within(self.waiter, max(wait, 0.0))
             finally:
                 self.waiter = None
 

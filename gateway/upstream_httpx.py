@@ -3,12 +3,20 @@ first pool opens."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import httpx
 from django.conf import settings
 
-from gateway.upstream import KEEPALIVE_SECONDS, POOL_SIZE, Response, UpstreamError, read_timeout
+from gateway.upstream import (
+    KEEPALIVE_SECONDS,
+    POOL_SIZE,
+    Response,
+    UpstreamError,
+    each_within,
+    read_timeout,
+)
 
 
 class HttpxClient:
@@ -27,10 +35,13 @@ class HttpxClient:
             trust_env=False,
         )
 
-    async def send(self, url: str, headers: dict[str, str], body: bytes) -> Response:
+    async def send(
+        self, url: str, headers: dict[str, str], body: bytes, timeout: float
+    ) -> Response:
         request = self.client.build_request("POST", url, headers=headers, content=body)
         try:
-            raw = await self.client.send(request, stream=True)
+            async with asyncio.timeout(timeout):
+                raw = await self.client.send(request, stream=True)
         except httpx.HTTPError as exc:
             raise _httpx_failure(exc) from None
         return HttpxResponse(raw)
@@ -46,13 +57,17 @@ class HttpxResponse:
         self.raw = raw
         self.status_code = raw.status_code
 
-    async def read(self) -> bytes:
+    async def read(self, timeout: float) -> bytes:
         try:
-            return await self.raw.aread()
+            async with asyncio.timeout(timeout):
+                return await self.raw.aread()
         except httpx.HTTPError as exc:
             raise _httpx_failure(exc) from None
 
-    async def chunks(self) -> AsyncIterator[bytes]:
+    def chunks(self, timeout: float) -> AsyncIterator[bytes]:
+        return each_within(self._chunks(), timeout)
+
+    async def _chunks(self) -> AsyncIterator[bytes]:
         try:
             async for data in self.raw.aiter_bytes():
                 yield data

@@ -107,8 +107,9 @@ async def test_it_writes_one_post_with_the_callers_headers_and_body(
         f"{provider.url}/chat/completions?api-version=1",
         {"authorization": "Bearer sk-test", "content-type": "application/json"},
         b'{"model":"m"}',
+        5.0,
     )
-    assert (response.status_code, await response.read()) == (200, b"{}")
+    assert (response.status_code, await response.read(5.0)) == (200, b"{}")
     await response.close()
     assert provider.requests == [
         b"POST /v1/chat/completions?api-version=1 HTTP/1.1\r\n"
@@ -123,8 +124,8 @@ async def test_calls_one_after_another_share_one_kept_alive_connection(
 ) -> None:
     provider = await start_keeping(serve, sized(b'{"n":1}'))
     for _ in range(5):
-        response = await client.send(provider.url, {}, b"{}")
-        assert await response.read() == b'{"n":1}'
+        response = await client.send(provider.url, {}, b"{}", 5.0)
+        assert await response.read(5.0) == b'{"n":1}'
         await response.close()
     assert (provider.connections, len(provider.requests)) == (1, 5)
 
@@ -141,9 +142,9 @@ async def test_calls_at_once_each_get_a_connection_and_their_own_answer(
     provider = await serve(echo)
 
     async def one(n: int) -> bytes:
-        response = await client.send(provider.url, {}, b'{"n":%d}' % n)
+        response = await client.send(provider.url, {}, b'{"n":%d}' % n, 5.0)
         try:
-            return await response.read()
+            return await response.read(5.0)
         finally:
             await response.close()
 
@@ -166,8 +167,8 @@ async def test_a_chunked_stream_arrives_as_it_is_written(
         await writer.drain()
 
     provider = await serve(stream)
-    response = await client.send(provider.url, {}, b"{}")
-    pieces = response.chunks()
+    response = await client.send(provider.url, {}, b"{}", 5.0)
+    pieces = response.chunks(5.0)
     assert await anext(pieces) == b"data:"
     gate.set()
     assert [piece async for piece in pieces] == [b" 1\n"]
@@ -182,11 +183,11 @@ async def test_an_answer_without_a_length_ends_with_the_connection(
         await writer.drain()
 
     provider = await serve(until_close)
-    response = await client.send(provider.url, {}, b"{}")
-    assert await response.read() == b'{"whole":true}'
+    response = await client.send(provider.url, {}, b"{}", 5.0)
+    assert await response.read(5.0) == b'{"whole":true}'
     await response.close()
-    again = await client.send(provider.url, {}, b"{}")
-    assert await again.read() == b'{"whole":true}'
+    again = await client.send(provider.url, {}, b"{}", 5.0)
+    assert await again.read(5.0) == b'{"whole":true}'
     assert provider.connections == 2
 
 
@@ -196,8 +197,8 @@ async def test_a_compressed_answer_is_read_as_the_provider_meant_it(
     provider = await start_keeping(
         serve, sized(gzip.compress(b'{"z":1}'), b"content-encoding: gzip\r\n")
     )
-    response = await client.send(provider.url, {}, b"{}")
-    assert await response.read() == b'{"z":1}'
+    response = await client.send(provider.url, {}, b"{}", 5.0)
+    assert await response.read(5.0) == b'{"z":1}'
 
 
 async def test_a_large_answer_read_slowly_arrives_whole(
@@ -205,15 +206,15 @@ async def test_a_large_answer_read_slowly_arrives_whole(
 ) -> None:
     big = bytes(range(256)) * (HIGH_WATER // 32)  # eight times the high-water mark
     provider = await start_keeping(serve, sized(big))
-    response = await client.send(provider.url, {}, b"{}")
+    response = await client.send(provider.url, {}, b"{}", 5.0)
     got = bytearray()
-    async for piece in response.chunks():
+    async for piece in response.chunks(5.0):
         got += piece
         await asyncio.sleep(0.001)
     assert bytes(got) == big
     await response.close()
-    follow = await client.send(provider.url, {}, b"{}")
-    assert len(await follow.read()) == len(big)
+    follow = await client.send(provider.url, {}, b"{}", 5.0)
+    assert len(await follow.read(5.0)) == len(big)
     assert provider.connections == 1
 
 
@@ -226,9 +227,9 @@ async def test_a_provider_that_closes_mid_answer_breaks_the_exchange(
         await writer.drain()
 
     provider = await serve(half)
-    response = await client.send(provider.url, {}, b"{}")
+    response = await client.send(provider.url, {}, b"{}", 5.0)
     with pytest.raises(UpstreamError) as raised:
-        await response.read()
+        await response.read(5.0)
     assert not raised.value.connect
 
 
@@ -240,7 +241,7 @@ async def test_a_provider_that_closes_before_answering_fails_and_is_not_asked_ag
 
     provider = await serve(silent)
     with pytest.raises(UpstreamError):
-        await client.send(provider.url, {}, b"{}")
+        await client.send(provider.url, {}, b"{}", 5.0)
     assert len(provider.requests) == 1
 
 
@@ -255,7 +256,7 @@ async def test_malformed_bytes_break_the_exchange(
 
     provider = await serve(garbage)
     with pytest.raises(UpstreamError):
-        await client.send(provider.url, {}, b"{}")
+        await client.send(provider.url, {}, b"{}", 5.0)
 
 
 async def test_a_provider_that_cannot_be_reached_fails_as_a_connect_failure(
@@ -266,7 +267,7 @@ async def test_a_provider_that_cannot_be_reached_fails_as_a_connect_failure(
     server.close()
     await server.wait_closed()
     with pytest.raises(UpstreamError) as raised:
-        await client.send(f"http://127.0.0.1:{port}/v1", {}, b"{}")
+        await client.send(f"http://127.0.0.1:{port}/v1", {}, b"{}", 5.0)
     assert raised.value.connect
 
 
@@ -276,7 +277,7 @@ async def test_a_header_that_would_split_the_request_is_never_sent(
 ) -> None:
     provider = await start_keeping(serve, sized(b"{}"))
     with pytest.raises(UpstreamError) as raised:
-        await client.send(provider.url, dict([header]), b"{}")
+        await client.send(provider.url, dict([header]), b"{}", 5.0)
     assert raised.value.connect
     assert provider.requests == []
 
@@ -295,10 +296,10 @@ async def test_an_answer_closed_before_its_end_does_not_go_back_to_the_pool(
         writer.write(sized(b"wrong"))
 
     provider = await serve(slow)
-    response = await client.send(provider.url, {}, b"{}")
+    response = await client.send(provider.url, {}, b"{}", 5.0)
     await response.close()
-    follow = await client.send(provider.url, {}, b"{}")
-    assert await follow.read() == b"half-rest!"
+    follow = await client.send(provider.url, {}, b"{}", 5.0)
+    assert await follow.read(5.0) == b"half-rest!"
     assert provider.connections == 2
 
 
@@ -346,13 +347,33 @@ async def test_an_https_provider_is_called_over_verified_tls(tmp_path: object) -
     trusting = Http1Client(2.0, tls=ssl.create_default_context(cafile=cert_file))
     default = Http1Client(2.0)
     try:
-        response = await trusting.send(url, {}, b"{}")
-        assert await response.read() == b'{"tls":true}'
+        response = await trusting.send(url, {}, b"{}", 5.0)
+        assert await response.read(5.0) == b'{"tls":true}'
         with pytest.raises(UpstreamError) as refused:  # not signed by a CA the system trusts
-            await default.send(url, {}, b"{}")
+            await default.send(url, {}, b"{}", 5.0)
         assert refused.value.connect
         assert len(provider.requests) == 1
     finally:
         await trusting.close()
         await default.close()
         server.close()
+
+
+async def test_a_provider_silent_past_the_time_limit_fails_and_its_connection_is_dropped(
+    serve: Callable[[Handler], Awaitable[Provider]], client: Http1Client
+) -> None:
+    async def slow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            await read_request(reader, provider)
+            if len(provider.requests) == 2:
+                writer.write(OK + b"content-length: 4\r\n\r\nhal")
+                await writer.drain()
+            await asyncio.sleep(3)
+
+    provider = await serve(slow)
+    with pytest.raises(TimeoutError):
+        await client.send(provider.url, {}, b"{}", 0.2)
+    response = await client.send(provider.url, {}, b"{}", 5.0)
+    with pytest.raises(TimeoutError):
+        await response.read(0.2)
+    assert provider.connections == 2
