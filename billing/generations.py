@@ -63,14 +63,14 @@ def generation_store(record: CallRecord) -> Stored:
 def _create(record: CallRecord, stored: Stored) -> Stored:
     cost = served_cost(record)
     generation = stored.generation = Generation.objects.create(**_generation_fields(record, cost))
-    Attempt.objects.bulk_create(_attempt_row(generation, a) for a in record.attempts)
+    Attempt.objects.bulk_create(attempt_rows(generation, record))
     rollup_add(generation)
     if cost > 0:
         entry = ledger_post(
             organization_id=record.organization_id,
             kind=EntryKind.CHARGE,
             amount=-cost,
-            note=f"{record.model} via {record.provider}"[:300],
+            note=charge_note(record),
             idempotency_key=charge_key(record.request_id),
             generation_id=generation.pk,
             announce=False,
@@ -87,6 +87,10 @@ def charge_key(request_id: str) -> str:
     return f"charge:{request_id}"
 
 
+def charge_note(record: CallRecord) -> str:
+    return f"{record.model} via {record.provider}"[:300]
+
+
 def posted_charge(request_id: str) -> tuple[int, int] | None:
     """The ledger entry of a call's charge and the balance after it, if it is posted."""
     entry = (
@@ -95,6 +99,11 @@ def posted_charge(request_id: str) -> tuple[int, int] | None:
         .first()
     )
     return None if entry is None else (entry["id"], to_units(entry["balance_after"]))
+
+
+def generation_row(record: CallRecord, cost: Decimal) -> Generation:
+    """The call's generation, not yet saved, charged `cost`."""
+    return Generation(**_generation_fields(record, cost))
 
 
 def _generation_fields(record: CallRecord, cost: Decimal) -> dict[str, object]:
@@ -131,6 +140,11 @@ def _generation_fields(record: CallRecord, cost: Decimal) -> dict[str, object]:
         "trace_id": record.trace_id[:32],
         "created_at": record.created_at,
     }
+
+
+def attempt_rows(generation: Generation, record: CallRecord) -> list[Attempt]:
+    """The call's attempts, not yet saved, for its generation once saved."""
+    return [_attempt_row(generation, attempt) for attempt in record.attempts]
 
 
 def _attempt_row(generation: Generation, attempt: AttemptRecord) -> Attempt:

@@ -1,11 +1,11 @@
 """Daily usage: the sums of generations per organization, day, model, provider, API key and
 calling app. The recording adds each new generation in its own transaction (a record
-delivered twice is stored once, so it is counted once); `rollups_rebuild` recomputes days
-from the generations (the backfill)."""
+delivered twice is stored once, so it is counted once), those of a batch summed per slot;
+`rollups_rebuild` recomputes days from the generations (the backfill)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
@@ -21,18 +21,45 @@ from billing.models import DailyRollup, Generation
 SLOT = ("organization_id", "day", "model", "provider", "api_key_id", "app", "requested")
 APP_CHARS = 200
 SUMS = ("calls", "prompt_tokens", "completion_tokens", "cost")
+PARAMS = 65_535  # the most one PostgreSQL statement takes
 
 _UPSERT = (
-    f"INSERT INTO billing_dailyrollup ({', '.join(SLOT + SUMS)}) "  # noqa: S608
-    f"VALUES ({', '.join(['%s'] * len(SLOT + SUMS))}) "
+    f"INSERT INTO billing_dailyrollup ({', '.join(SLOT + SUMS)}) VALUES "  # noqa: S608
+    "{rows} "
     f"ON CONFLICT ({', '.join(SLOT)}) DO UPDATE SET "
     + ", ".join(f"{name} = billing_dailyrollup.{name} + excluded.{name}" for name in SUMS)
 )
+_ROW = f"({', '.join(['%s'] * len(SLOT + SUMS))})"
+Slot = tuple[int, date, str, str, int, str, str]
 
 
 def rollup_add(generation: Generation) -> None:
     """Count one newly stored generation in its day's usage (call in its transaction)."""
-    slot: list[Any] = [
+    rollups_add([generation])
+
+
+def rollups_add(generations: Iterable[Generation]) -> None:
+    """Count newly stored generations in their days' usage (call in their transaction): summed
+    per slot, in as few statements as the database's parameters allow, the slots in one order
+    (two batches lock their rows alike)."""
+    sums: dict[Slot, list[Any]] = {}
+    for generation in generations:
+        found = sums.setdefault(_slot(generation), [0, 0, 0, Decimal(0)])
+        found[0] += 1
+        found[1] += generation.prompt_tokens
+        found[2] += generation.completion_tokens
+        found[3] += generation.cost
+    rows = sorted(sums.items())
+    per_statement = (connection.features.max_query_params or PARAMS) // len(SLOT + SUMS)
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), per_statement):
+            chunk = rows[start : start + per_statement]
+            sql = _UPSERT.format(rows=", ".join([_ROW] * len(chunk)))
+            cursor.execute(sql, [value for slot, total in chunk for value in (*slot, *total)])
+
+
+def _slot(generation: Generation) -> Slot:
+    return (
         generation.organization_id,
         timezone.localtime(generation.created_at).date(),
         generation.model,
@@ -40,10 +67,7 @@ def rollup_add(generation: Generation) -> None:
         generation.api_key_id or 0,
         generation.app[:APP_CHARS],
         "" if generation.model else (generation.selectors or [""])[0][:APP_CHARS],
-    ]
-    sums: list[Any] = [1, generation.prompt_tokens, generation.completion_tokens, generation.cost]
-    with connection.cursor() as cursor:
-        cursor.execute(_UPSERT, [*slot, *sums])
+    )
 
 
 def slotted(generations: QuerySet[Any]) -> QuerySet[Any]:

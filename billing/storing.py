@@ -1,8 +1,10 @@
 """Storing a batch of records (from the records stream, the journal or a Celery message): one
-transaction, each record in a savepoint of its own, so a record the database refuses never
-rolls back, retries or drops another; it is parked as a dead letter with its charge posted.
-Only a failure of the database itself fails the batch, which is then stored again whole
-(storing is idempotent on the request id)."""
+transaction, the records stored together in set-based queries (`billing.batches`) in a
+savepoint. Should the database refuse one of them, that savepoint is rolled back and they are
+stored again each in a savepoint of its own, so a record the database refuses never rolls
+back, retries or drops another; it is parked as a dead letter with its charge posted. Only a
+failure of the database itself fails the batch, which is then stored again whole (storing is
+idempotent on the request id)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from django.db.models import Model
 
 from accounts.models import ApiKey, Organization
 from billing.admission.announce import charges_posted
+from billing.batches import batch_store
 from billing.dead_letters import TRANSIENT, dead_letter_park
 from billing.generations import Stored, generation_store
 from billing.live import publish_generations
@@ -26,6 +29,10 @@ from billing.storable import storable
 
 log = logging.getLogger(__name__)
 
+CHUNK = 500
+"""Records stored together at most (a journal applied after a long outage holds more)."""
+Decoded = tuple[bytes, CallRecord | Exception]
+
 
 def records_store(payloads: Sequence[bytes]) -> None:
     """Store every record of the batch, or raise one of TRANSIENT having stored none."""
@@ -33,19 +40,19 @@ def records_store(payloads: Sequence[bytes]) -> None:
     with transaction.atomic():
         _constraints_immediate()
         known = References.of([record for _, record in decoded if isinstance(record, CallRecord)])
-        stored = [_store_one(raw, record, known) for raw, record in decoded]
+        stored = _store_all(decoded, known)
     charges_posted([(s.organization_id, s.request_id, *s.charge) for s in stored if s.charge])
     publish_generations([one.generation for one in stored if one.generation is not None])
 
 
-def _decode(raw: bytes) -> tuple[bytes, CallRecord | Exception]:
+def _decode(raw: bytes) -> Decoded:
     try:
         return raw, storable(record_from_payload(orjson.loads(raw)))
     except Exception as exc:
         return raw, exc
 
 
-def _lock_order(item: tuple[bytes, CallRecord | Exception]) -> int:
+def _lock_order(item: Decoded) -> int:
     """Batches take organizations' balance rows in one order: two consumers never deadlock."""
     org = getattr(item[1], "organization_id", None)
     return org if isinstance(org, int) else -1
@@ -63,7 +70,9 @@ def _constraints_immediate() -> None:
 class References:
     """The organizations, keys and users a batch's records name that still exist: a call whose
     key or member was deleted since is stored without them (as deleting them would have left
-    it); one whose organization was deleted has nowhere to go and is parked."""
+    it); one whose organization was deleted has nowhere to go and is parked. The organizations'
+    rows are locked at once, in id order: whatever else the batch locks belongs to one of them,
+    so two batches never deadlock."""
 
     orgs: frozenset[int]
     keys: frozenset[int]
@@ -72,7 +81,7 @@ class References:
     @classmethod
     def of(cls, records: list[CallRecord]) -> References:
         return cls(
-            _existing(Organization, {r.organization_id for r in records}),
+            _existing(Organization, {r.organization_id for r in records}, lock=True),
             _existing(ApiKey, {r.api_key_id for r in records if r.api_key_id is not None}),
             _existing(get_user_model(), {r.user_id for r in records if r.user_id is not None}),
         )
@@ -87,9 +96,44 @@ class References:
         return dataclasses.replace(record, api_key_id=key, user_id=user)
 
 
-def _existing(model: type[Model], ids: set[int]) -> frozenset[int]:
+def _existing(model: type[Model], ids: set[int], lock: bool = False) -> frozenset[int]:
     valid = [i for i in ids if isinstance(i, int)]
-    return frozenset(model._default_manager.filter(pk__in=valid).values_list("pk", flat=True))
+    rows = model._default_manager.filter(pk__in=valid).order_by("pk")
+    if lock:
+        rows = rows.select_for_update(no_key=True)
+    return frozenset(rows.values_list("pk", flat=True))
+
+
+def _store_all(decoded: list[Decoded], known: References) -> list[Stored]:
+    """Records that cannot be placed are parked first; the others stored together, CHUNK at a
+    time."""
+    stored: list[Stored | None] = []
+    placed: list[tuple[int, bytes, CallRecord]] = []
+    for raw, record in decoded:
+        if isinstance(record, CallRecord) and record.organization_id in known.orgs:
+            placed.append((len(stored), raw, record))
+            stored.append(None)
+        else:
+            stored.append(_store_one(raw, record, known))
+    for start in range(0, len(placed), CHUNK):
+        chunk = placed[start : start + CHUNK]
+        together = _store_together([(raw, record) for _, raw, record in chunk], known)
+        for (index, _, _), one in zip(chunk, together, strict=True):
+            stored[index] = one
+    return [one for one in stored if one is not None]
+
+
+def _store_together(records: list[tuple[bytes, CallRecord]], known: References) -> list[Stored]:
+    """The records together in one savepoint; should the database refuse one, one by one."""
+    try:
+        with transaction.atomic():
+            return batch_store([known.fit(record) for _, record in records])
+    except TRANSIENT:
+        raise
+    except Exception as exc:
+        why = str(exc).partition("\n")[0]
+        log.info("storing %d records one by one: %s: %s", len(records), type(exc).__name__, why)
+    return [_store_one(raw, record, known) for raw, record in records]
 
 
 def _store_one(raw: bytes, record: CallRecord | Exception, known: References) -> Stored:

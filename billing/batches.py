@@ -1,0 +1,111 @@
+"""Storing many calls together, as `generation_store` stores each: one query finds those stored
+already, the generations and their attempts go in bulk inserts, the daily usage is summed per
+slot, each organization's charges are posted in one pass over its balance and each key used is
+touched once. A record the database refuses fails them all: the caller stores them one by one."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from decimal import Decimal
+
+from accounts.models import ApiKey
+from billing.cost import to_units
+from billing.generations import (
+    Stored,
+    attempt_rows,
+    charge_key,
+    charge_note,
+    generation_row,
+    served_cost,
+)
+from billing.ledger import Posting, ledger_post_many
+from billing.models import Attempt, EntryKind, Generation, LedgerEntry
+from billing.records import CallRecord
+from billing.rollups import rollups_add
+
+Charge = tuple[int, int]
+"""A charge's ledger entry id and the balance after it."""
+Priced = tuple[CallRecord, Decimal]
+
+
+def batch_store(records: Sequence[CallRecord]) -> list[Stored]:
+    """Store calls, their attempts and their charges in the caller's transaction (call it in a
+    savepoint), one Stored each in the order given; a call stored already, or earlier in
+    `records`, is left as it is. Charges are posted in the order given. Raises what the
+    database raised if it refuses any of them, having stored none."""
+    charges = _posted_charges(records)
+    new = _new(records, _stored_already(records))
+    generations = Generation.objects.bulk_create([generation_row(r, cost) for r, cost in new])
+    Attempt.objects.bulk_create(
+        [row for g, (r, _) in zip(generations, new, strict=True) for row in attempt_rows(g, r)]
+    )
+    rollups_add(generations)
+    charges.update(_charges_post(new, generations, charges))
+    _keys_touch([record for record, _ in new])
+    made = {generation.request_id: generation for generation in generations}
+    return [
+        Stored(
+            r.organization_id,
+            r.request_id,
+            made.pop(r.request_id, None),
+            charges.get(charge_key(r.request_id)),
+        )
+        for r in records
+    ]
+
+
+def _stored_already(records: Sequence[CallRecord]) -> set[str]:
+    ids = {record.request_id for record in records}
+    found = Generation.objects.filter(request_id__in=ids).order_by()
+    return set(found.values_list("request_id", flat=True))
+
+
+def _posted_charges(records: Sequence[CallRecord]) -> dict[str, Charge]:
+    """The charges posted already (of calls stored before, or parked), by idempotency key."""
+    keys = {charge_key(record.request_id) for record in records}
+    rows = LedgerEntry.objects.filter(idempotency_key__in=keys).order_by()
+    found = rows.values_list("idempotency_key", "id", "balance_after")
+    return {str(key): (pk, to_units(balance)) for key, pk, balance in found}
+
+
+def _new(records: Sequence[CallRecord], stored: set[str]) -> list[Priced]:
+    """The calls to store, each once, with their cost."""
+    seen, new = set(stored), []
+    for record in records:
+        if record.request_id not in seen:
+            seen.add(record.request_id)
+            new.append((record, served_cost(record)))
+    return new
+
+
+def _charges_post(
+    new: list[Priced], generations: list[Generation], posted: dict[str, Charge]
+) -> dict[str, Charge]:
+    postings = [
+        Posting(
+            organization_id=record.organization_id,
+            kind=EntryKind.CHARGE,
+            amount=-cost,
+            note=charge_note(record),
+            idempotency_key=charge_key(record.request_id),
+            generation_id=generation.pk,
+        )
+        for (record, cost), generation in zip(new, generations, strict=True)
+        if cost > 0 and charge_key(record.request_id) not in posted
+    ]
+    entries = ledger_post_many(postings)
+    return {
+        str(posting.idempotency_key): (entry.pk, to_units(entry.balance_after))
+        for posting, entry in zip(postings, entries, strict=True)
+    }
+
+
+def _keys_touch(records: list[CallRecord]) -> None:
+    """Each key's `last_used_at` is its last call's moment, one update a key, in id order."""
+    last: dict[int, datetime] = {}
+    for record in records:
+        if record.api_key_id is not None:
+            last[record.api_key_id] = record.created_at
+    for key in sorted(last):
+        ApiKey.objects.filter(pk=key).update(last_used_at=last[key])
