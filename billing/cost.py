@@ -32,13 +32,13 @@ def tokens_cost_parts(
 
 def _parts(tokens: TokenCounts, prices: dict[str, str]) -> tuple[Decimal, Decimal]:
     """The prompt and completion parts, in USD times a million tokens."""
+    prompt, completion, cache_read, cache_write = _prices(
+        prices.get("prompt"), prices.get("completion"),
+        prices.get("cache_read"), prices.get("cache_write"),
+    )  # fmt: skip
     fresh = max(tokens.prompt - tokens.cached - tokens.cache_write, 0)
-    prompt = (
-        fresh * _price(prices, "prompt")
-        + tokens.cached * _price(prices, "cache_read", fallback="prompt")
-        + tokens.cache_write * _price(prices, "cache_write", fallback="prompt")
-    )
-    return prompt, tokens.completion * _price(prices, "completion")
+    spent = fresh * prompt + tokens.cached * cache_read + tokens.cache_write * cache_write
+    return spent, tokens.completion * completion
 
 
 def _usd(per_million: Decimal) -> Decimal:
@@ -61,17 +61,12 @@ def byok_fee() -> Decimal:
     return Decimal(settings.MOMOR_BYOK_FEE or "0")
 
 
-def _price(prices: dict[str, str], name: str, fallback: str | None = None) -> Decimal:
-    value = _decimal(prices.get(name) or 0)
-    if value == 0 and fallback is not None:
-        return _decimal(prices.get(fallback) or 0)
-    return value
-
-
 @lru_cache(maxsize=4096)
-def _decimal(price: str | int | float) -> Decimal:
-    """A price as records write it (a string), parsed once."""
-    return Decimal(price)
+def _prices(*prices: str | int | float | None) -> tuple[Decimal, Decimal, Decimal, Decimal]:
+    """A record's prices (strings) as Decimals, parsed once: prompt, completion, and the cache
+    read and write prices, which are the prompt's where the catalog gives none (or 0)."""
+    prompt, completion, cache_read, cache_write = (Decimal(p or 0) for p in prices)
+    return prompt, completion, cache_read or prompt, cache_write or prompt
 
 
 def to_units(amount: Decimal) -> int:

@@ -70,6 +70,8 @@ async def make_room() -> None:
     if task is not None:
         _in_flight.add(task)
         task.add_done_callback(_in_flight.discard)
+    if len(_outstanding) <= HIGH_WATER:
+        return
     deadline = time.monotonic() + settings.MOMOR_REDIS_TIMEOUT_SECONDS
     while len(_outstanding) > HIGH_WATER and time.monotonic() < deadline:
         await asyncio.sleep(0.005)
@@ -80,7 +82,7 @@ def start() -> None:
     configured, this process's own consumer of the records stream."""
     global _consumer
     REPLAYER.start()
-    if _consumer is None and settings.REDIS_URL and settings.MOMOR_RECORD_IN_GATEWAY:
+    if _consumer is None and settings.MOMOR_RECORD_IN_GATEWAY and settings.REDIS_URL:
         _consumer = ConsumerThread(
             f"gateway-{threading.get_native_id()}", lambda: settings.MOMOR_RECORD_IN_GATEWAY
         )

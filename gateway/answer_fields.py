@@ -22,7 +22,7 @@ def plain_answer(reply: Reply, attempt: Attempt) -> None:
         body["usage"] = reply.usage.as_openai()
     usage = body.get("usage")
     if isinstance(usage, dict):
-        attempt.add_cost(usage, estimated=reply.usage.estimated)
+        attempt.add_cost(usage, estimated=reply.usage.estimated, parsed=reply.usage)
     body["provider"] = attempt.candidate.offering.provider.label
     for choice in body["choices"]:
         if isinstance(choice, dict):

@@ -15,10 +15,16 @@ GATEWAY_ESTIMATE = "gateway_estimate"
 
 
 def priced(
-    usage: CompletionUsage, prices: dict[str, str], key_source: str, *, estimated: bool = False
+    usage: CompletionUsage,
+    prices: dict[str, str],
+    key_source: str,
+    *,
+    estimated: bool = False,
+    parsed: Usage | None = None,
 ) -> None:
-    """Write Momor's fields into a usage object the provider sent (or Momor made)."""
-    parsed = Usage.from_openai(usage) or Usage()
+    """Write Momor's fields into a usage object the provider sent (or Momor made); `parsed`:
+    its counts, where they were read already."""
+    parsed = parsed or Usage.from_openai(usage) or Usage()
     tokens = token_counts(parsed)
     upstream, prompt, completion = tokens_cost_parts(tokens, prices)
     usage["cost"] = float(charged(upstream, key_source))

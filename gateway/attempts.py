@@ -106,11 +106,13 @@ class Attempt:
     def elapsed_ms(self) -> int:
         return self.call.elapsed_ms(self.started)
 
-    def add_cost(self, usage: CompletionUsage, *, estimated: bool = False) -> None:
+    def add_cost(
+        self, usage: CompletionUsage, *, estimated: bool = False, parsed: Usage | None = None
+    ) -> None:
         """`usage.cost` (what the organization is charged for the call, in USD) and the other
         fields Momor adds to the answer's usage (`gateway.answer_usage`)."""
         prices = self.candidate.offering.prices.as_dict()
-        priced(usage, prices, self.candidate.key_source, estimated=estimated)
+        priced(usage, prices, self.candidate.key_source, estimated=estimated, parsed=parsed)
 
     def served_headers(self) -> dict[str, str]:
         offering = self.candidate.offering

@@ -77,6 +77,23 @@ class BodyLimit:
             refusal = exc.error if exc.error.status != 413 else self.too_large(scope, limit)
             await _refuse(send, refusal)
 
+    async def whole_body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
+        """The body of a request the caller serves itself, read whole within the route's
+        bounds (the same as for the routes behind the guard); None once refused (the refusal
+        is sent here) or when the client went away."""
+        limit = self.limit_for(scope["path"])
+        if _declared_length(scope) > limit:
+            await _refuse(send, self.too_large(scope, limit))
+            return None
+        try:
+            async with asyncio.timeout(self.timeout):
+                return await _read(receive, limit)
+        except TimeoutError:
+            await _refuse(send, request_timeout(self.timeout))
+        except _Refused:
+            await _refuse(send, self.too_large(scope, limit))
+        return None
+
     def too_large(self, scope: Scope, limit: int) -> GatewayError:
         """413 for a body past `limit`; 415 first on a completions route when it is not JSON."""
         if scope["path"] in GUARDED and not _is_json(scope):
@@ -106,6 +123,22 @@ class _Reader:
             raise _Refused(request_too_large(self.limit))
         self.whole = message["type"] != "http.request" or not message.get("more_body", False)
         return message
+
+
+async def _read(receive: Receive, limit: int) -> bytes | None:
+    parts: list[bytes] = []
+    received = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        body = message.get("body", b"")
+        received += len(body)
+        if received > limit:
+            raise _Refused(request_too_large(limit))
+        parts.append(body)
+        if not message.get("more_body", False):
+            return b"".join(parts)
 
 
 class _Answer:

@@ -26,6 +26,9 @@ class CallTags:
         return self.title or self.referer
 
 
+NO_TAGS = CallTags()
+
+
 def read_tags(headers: Mapping[str, str], body: dict[str, Any]) -> CallTags:
     """The call's tags from its headers (names in lowercase) and body."""
     return CallTags(
@@ -36,16 +39,26 @@ def read_tags(headers: Mapping[str, str], body: dict[str, Any]) -> CallTags:
     )
 
 
-def tag_headers(pairs: Mapping[str, str] | list[tuple[bytes, bytes]]) -> dict[str, str]:
-    """The tag headers of a request, by lowercase name; a header's bytes read as UTF-8."""
-    items = pairs.items() if isinstance(pairs, Mapping) else pairs
+def tag_headers(pairs: Mapping[str, str]) -> dict[str, str]:
+    """The tag headers of a request (Django's), by lowercase name; read as UTF-8."""
     found: dict[str, str] = {}
-    for name, value in items:
-        key = (name.decode("latin-1") if isinstance(name, bytes) else name).lower()
+    for name, value in pairs.items():
+        key = name.lower()
         if key in TAG_HEADERS:
-            raw = value if isinstance(value, bytes) else value.encode("latin-1", "replace")
-            found[key] = raw.decode("utf-8", "replace")
+            found[key] = value.encode("latin-1", "replace").decode("utf-8", "replace")
     return found
+
+
+def tags_of(headers: dict[bytes, bytes]) -> dict[str, str]:
+    """`tag_headers` of an ASGI request's headers, by (lowercase) name."""
+    return {
+        name: headers[raw].decode("utf-8", "replace")
+        for name, raw in _TAG_HEADER_BYTES
+        if raw in headers
+    }
+
+
+_TAG_HEADER_BYTES = tuple((name, name.encode()) for name in TAG_HEADERS)
 
 
 def _session(headers: Mapping[str, str], body: dict[str, Any]) -> str:

@@ -17,14 +17,14 @@ from typing import Any
 
 import orjson
 from django.conf import settings
-from django.utils import timezone
 
 from billing.admission import Ticket
 from billing.recording import make_room, record_call
 from billing.records import CallRecord
+from gateway import candidate_cache
 from gateway.admission import admit, count_refused
 from gateway.attempts import Answer, Call
-from gateway.call_tags import CallTags, read_tags
+from gateway.call_tags import NO_TAGS, CallTags, read_tags
 from gateway.caller import Caller
 from gateway.errors import (
     GatewayError,
@@ -35,14 +35,16 @@ from gateway.errors import (
 )
 from gateway.failover import answer
 from gateway.figures import figures_of
+from gateway.identity import now
 from gateway.ops import metrics
 from gateway.ops.tracing import TRACER
 from gateway.options import CallOptions, read_options, requested_selectors, strip_routing
 from gateway.request_ids import request_id_claim, reused
-from gateway.routing import Candidate, Plan, candidates, needs_of, nothing_answers
+from gateway.routing import Candidate, Needs, Plan, candidates, needs_of, nothing_answers
 from gateway.routing_metadata import RoutingTrace, ended_metadata, refusal_metadata, wanted
 from gateway.selectors import AgeRules, resolve
 from gateway.sessions import pin_of, session_moves, session_pin, stick
+from gateway.snapshot import Catalog
 from gateway.state import STATE
 from gateway.worst_case import worst_cost
 
@@ -113,7 +115,7 @@ class Route:
     ) -> None:
         self.body, self.raw, self.caller, self.record = body, raw, caller, record
         self.headers = headers
-        self.tags = CallTags()
+        self.tags = NO_TAGS
         self.plan = Plan()
         self.echo: dict[str, str] = {}
         self.trace = RoutingTrace() if wanted(headers) else None
@@ -171,8 +173,31 @@ async def _planned(route: Route) -> tuple[CallOptions, list[Candidate]]:
     record.selectors, record.streamed = list(options.selectors), options.stream
     route.tags = tags = _tagged(route)
     rules = _age_rules(options, caller)
-    models = resolve(catalog, options.selectors, rules)
     needs = needs_of(body)
+    key = candidate_cache.key_of(options, rules, needs) if route.trace is None else None
+    routed = candidate_cache.kept(key, catalog, caller.org) if key is not None else None
+    if routed is None:
+        routed = await _routed(route, catalog, options, rules, needs)
+        if key is not None:
+            candidate_cache.keep(key, routed)
+    route.plan.excluded, route.plan.by_price = list(routed.excluded), routed.by_price
+    record.routing = {"provider": routed.given, "excluded": route.plan.excluded}
+    found = routed.found
+    pin = await session_pin(caller.org.id, tags.session_id) if tags.session_id else None
+    found = stick(found, pin)
+    if route.trace is not None:
+        route.trace.routed(found, pin)
+    if not options.prefs.allow_fallbacks:
+        found = found[:1]
+    return options, found
+
+
+async def _routed(
+    route: Route, catalog: Catalog, options: CallOptions, rules: AgeRules, needs: Needs
+) -> candidate_cache.Routed:
+    """The call's candidates from the catalog, and what the filters left out."""
+    caller = route.caller
+    models = resolve(catalog, options.selectors, rules)
     if route.trace is not None:
         trace = route.trace
         trace.catalog, trace.options, trace.rules, trace.models = catalog, options, rules, models
@@ -182,15 +207,10 @@ async def _planned(route: Route) -> tuple[CallOptions, list[Candidate]]:
     figures = None
     if options.prefs.sort != "price":
         figures = await figures_of(o.id for m in models for o in m.offerings)
-    record.routing = {"provider": options.prefs.given(), "excluded": route.plan.excluded}
-    found = candidates(models, options, caller.org, needs, figures, route.plan)
-    pin = await session_pin(caller.org.id, tags.session_id) if tags.session_id else None
-    found = stick(found, pin)
-    if route.trace is not None:
-        route.trace.routed(found, pin)
-    if not options.prefs.allow_fallbacks:
-        found = found[:1]
-    return options, found
+    plan, given = route.plan, options.prefs.given()
+    route.record.routing = {"provider": given, "excluded": plan.excluded}  # a refusal's too
+    found = candidates(models, options, caller.org, needs, figures, plan)
+    return candidate_cache.Routed(catalog, caller.org, found, plan.excluded, plan.by_price, given)
 
 
 def _tagged(route: Route) -> CallTags:
@@ -312,7 +332,7 @@ def _new_record(request_id: str, caller: Caller, body: dict[str, Any]) -> CallRe
         user_id=caller.user_id,
         selectors=[],
         streamed=body.get("stream") is True,
-        created_at=timezone.now(),
+        created_at=now(),
     )
 
 

@@ -66,8 +66,9 @@ def measured(attempt: AttemptRecord) -> dict[str, int] | None:
         counts["ttft_ms"], counts["timed"] = first, 1
         tokens = attempt.tokens.completion if attempt.tokens else 0
         generating = attempt.latency_ms - first if attempt.first_token_ms else attempt.latency_ms
-        if tokens > 0 and generating > 0:
-            counts["tokens"], counts["generating_ms"] = tokens, generating
+        if tokens > 0:
+            # an answer whole within the millisecond of its first token came in one read
+            counts["tokens"], counts["generating_ms"] = tokens, max(generating, 1)
     return counts
 
 

@@ -8,11 +8,10 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from django.db.models import Q
-from django.utils import timezone
 
 from accounts.models import ApiKey, KeyKind, Organization, SavedKey, creator_holds
 from accounts.secrets import UnreadableSecret
@@ -167,4 +166,5 @@ def _saved_key_info(key: SavedKey) -> SavedKeyInfo | None:
 
 
 def now() -> datetime:
-    return timezone.now()
+    """What `timezone.now()` gives with USE_TZ (always on), without reading the settings."""
+    return datetime.now(UTC)

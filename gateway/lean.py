@@ -1,7 +1,7 @@
-"""The completions routes for Bearer-key calls, served as a lean ASGI app beside Django: the
-same `complete` as the Django view, without Django's request cycle (its middleware, signals
-and the thread hops they cost on every call). Session calls, and everything else, go to
-Django."""
+"""The completions routes for Bearer-key calls, served as a lean ASGI app in front of the rest:
+the same `complete` as the Django view, without Django's request cycle (its middleware,
+signals and the thread hops they cost on every call) or the guard's wrappers (the body is read
+whole within the guard's bounds first). Session calls, and everything else, go on."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import secrets
 from collections.abc import AsyncIterator
 
 from gateway.attempts import Answer
-from gateway.body_limit import GUARDED, ASGIApp, Message, Receive, Scope, Send
-from gateway.call_tags import tag_headers
+from gateway.body_limit import GUARDED, ASGIApp, BodyLimit, Receive, Scope, Send
+from gateway.call_tags import tags_of
 from gateway.caller import authenticate_bearer
 from gateway.completion import complete
 from gateway.errors import GatewayError, internal_error
@@ -24,22 +24,30 @@ EVENT_STREAM = b"text/event-stream"
 
 
 class LeanCompletions:
-    def __init__(self, django: ASGIApp) -> None:
-        self.django = django
+    """In front of `django` (the guard, the operations routes, Django); `guard` bounds the
+    bodies of the calls served here as it bounds those it passes on."""
+
+    def __init__(self, django: ASGIApp, guard: BodyLimit) -> None:
+        self.django, self.guard = django, guard
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] in GUARDED:
-            authorization = _header(scope, b"authorization")
-            if authorization:
-                await _serve(scope, receive, send, authorization.decode("latin-1"))
+            headers = _headers_of(scope)
+            if headers.get(b"authorization"):
+                raw = await self.guard.whole_body(scope, receive, send)
+                if raw is not None:
+                    await _serve(scope, receive, send, headers, raw)
                 return
         await self.django(scope, receive, send)
 
 
-async def _serve(scope: Scope, receive: Receive, send: Send, authorization: str) -> None:
-    raw = await _body(receive)
-    if raw is None:
-        return
+async def _serve(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    headers: dict[bytes, bytes],
+    raw: bytes,
+) -> None:
     handler = asyncio.current_task()
     state = {"finished": False, "gone": False}
 
@@ -51,7 +59,7 @@ async def _serve(scope: Scope, receive: Receive, send: Send, authorization: str)
 
     watcher = asyncio.create_task(watch())
     try:
-        await _answer(scope, raw, send, authorization, state)
+        await _answer(scope, headers, raw, send, state)
     except asyncio.CancelledError:
         if not state["gone"]:
             raise
@@ -60,10 +68,15 @@ async def _serve(scope: Scope, receive: Receive, send: Send, authorization: str)
 
 
 async def _answer(
-    scope: Scope, raw: bytes, send: Send, authorization: str, state: dict[str, bool]
+    scope: Scope,
+    asked: dict[bytes, bytes],
+    raw: bytes,
+    send: Send,
+    state: dict[str, bool],
 ) -> None:
     request_id = secrets.token_hex(16)
-    content_type = (_header(scope, b"content-type") or b"").split(b";", 1)[0].strip().lower()
+    authorization = asked[b"authorization"].decode("latin-1")
+    content_type = asked.get(b"content-type", b"").split(b";", 1)[0].strip().lower()
     try:
         answer = await complete(
             request_id,
@@ -71,8 +84,8 @@ async def _answer(
             content_type.decode("latin-1"),
             raw,
             lambda: authenticate_bearer(authorization),
-            tag_headers(scope["headers"]),
-            (_header(scope, b"traceparent") or b"").decode("latin-1"),
+            tags_of(asked),
+            asked.get(b"traceparent", b"").decode("latin-1"),
         )
     except GatewayError as exc:
         headers = _headers(request_id, JSON, exc.headers or {})
@@ -126,24 +139,19 @@ def _headers(
     request_id: str, content_type: bytes, extra: dict[str, str]
 ) -> list[tuple[bytes, bytes]]:
     headers = [(b"content-type", content_type), (b"x-momor-request-id", request_id.encode())]
-    headers.extend((name.lower().encode(), value.encode()) for name, value in extra.items())
+    for name, value in extra.items():
+        encoded = _NAMES.get(name)
+        if encoded is None:
+            encoded = _NAMES[name] = name.lower().encode()
+        headers.append((encoded, value.encode()))
     return headers
 
 
-async def _body(receive: Receive) -> bytes | None:
-    """The whole request body; None if the client went away before sending it."""
-    parts: list[bytes] = []
-    while True:
-        message: Message = await receive()
-        if message["type"] == "http.disconnect":
-            return None
-        parts.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            return b"".join(parts)
+# Header names as ASGI wants them, encoded once: the same few on every answer.
+_NAMES: dict[str, bytes] = {}
 
 
-def _header(scope: Scope, name: bytes) -> bytes | None:
-    for key, value in scope["headers"]:
-        if key == name:
-            return bytes(value)
-    return None
+def _headers_of(scope: Scope) -> dict[bytes, bytes]:
+    """The request's headers by name (ASGI servers give names in lowercase); of a header sent
+    twice, the first."""
+    return dict(reversed(scope["headers"]))

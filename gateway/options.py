@@ -78,6 +78,9 @@ class ProviderPrefs:
         return found
 
 
+NO_PREFS = ProviderPrefs()
+"""A call that sets no provider preferences (most of them)."""
+
 REQUESTED_COUNT = 8
 REQUESTED_CHARS = 200
 
@@ -127,7 +130,7 @@ def _selectors(body: dict[str, Any], name: str) -> tuple[str, ...]:
 
 def _prefs(raw: object, places: frozenset[str]) -> ProviderPrefs:
     if raw is None:
-        return ProviderPrefs()
+        return NO_PREFS
     if not isinstance(raw, dict):
         raise invalid_value("'provider' must be an object")
     max_age = _max_age(raw.get("maxAge"))

@@ -23,11 +23,20 @@ class Candidate:
     offering: OfferingInfo
     secret: str
     key_source: KeySource
+    targets: tuple[Target, Target] = field(init=False, repr=False, compare=False)
+    """What its adapter is given for a plain call and for a stream, built once."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "targets", (_target(self, False), _target(self, True)))
 
 
 def target_of(candidate: Candidate, *, stream: bool) -> Target:
     """What the candidate's adapter is given: the offering and key, without prices or
     anything else of routing's."""
+    return candidate.targets[stream]
+
+
+def _target(candidate: Candidate, stream: bool) -> Target:
     offering = candidate.offering
     return Target(
         base_url=offering.base_url,

@@ -8,7 +8,6 @@ import os
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
-from functools import lru_cache
 
 from django.db.models import Count, Max
 
@@ -44,19 +43,20 @@ class Prices:
     cache_read: Decimal
     cache_write: Decimal
 
+    strings: dict[str, str] = field(init=False, repr=False, compare=False, hash=False)
+    """As a record keeps them, built once (shared: read, never written)."""
+
+    def __post_init__(self) -> None:
+        strings = {
+            "prompt": str(self.prompt),
+            "completion": str(self.completion),
+            "cache_read": str(self.cache_read),
+            "cache_write": str(self.cache_write),
+        }
+        object.__setattr__(self, "strings", strings)
+
     def as_dict(self) -> dict[str, str]:
-        """As a record keeps them (one dict per prices, shared: read, never written)."""
-        return _prices_dict(self)
-
-
-@lru_cache(maxsize=4096)
-def _prices_dict(prices: Prices) -> dict[str, str]:
-    return {
-        "prompt": str(prices.prompt),
-        "completion": str(prices.completion),
-        "cache_read": str(prices.cache_read),
-        "cache_write": str(prices.cache_write),
-    }
+        return self.strings
 
 
 @dataclass(frozen=True, slots=True)

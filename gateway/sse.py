@@ -27,7 +27,12 @@ class Decoder:
         if self._buffer or self._data or self._event or b"\r" in raw:
             return list(self.feed(raw))
         *blocks, rest = raw.split(b"\n\n")
-        found: list[bytes | Event] = []
+        if _all_data_lines(raw, blocks, rest):  # the usual read: nothing but data lines
+            found: list[bytes | Event] = [block[6:] for block in blocks]
+            if rest:
+                found += self.feed(rest)
+            return found
+        found = []
         for block in blocks:
             if block[:6] == b"data: " and b"\n" not in block:
                 found.append(block[6:])
@@ -65,6 +70,15 @@ class Decoder:
         elif name == "event":
             self._event = value
         return None
+
+
+def _all_data_lines(raw: bytes, blocks: list[bytes], rest: bytes) -> bool:
+    """Whether every whole event of the read is one `data: ` line: each starts so, and the read
+    has no newline but the two that end each event (and those of the part left over)."""
+    if not blocks or not raw.startswith(b"data: "):
+        return False
+    starts = raw.count(b"\n\ndata: ") + 1 - (1 if rest.startswith(b"data: ") else 0)
+    return starts == len(blocks) and raw.count(b"\n") == 2 * len(blocks) + rest.count(b"\n")
 
 
 def encode(chunk: Mapping[str, Any]) -> bytes:

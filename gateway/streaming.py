@@ -163,22 +163,19 @@ class StreamRelay:
         """The bytes of a read's events, and what broke the stream after them, if anything:
         the events before a break are the client's all the same."""
         sent: list[bytes] = []
+        passthrough = self.passthrough
         try:
             for item in items:
-                sent.append(self._emit(item))
+                if passthrough is not None and type(item) is bytes:
+                    passed = passthrough.relay(item)
+                    if passed is not None:  # as it came
+                        sent.append(passed[0])
+                        self.delivered_chars += passed[1]
+                        continue
+                sent.append(b"".join(map(self._emit_chunk, self._translated(item))))
         except Exception as exc:
             return b"".join(sent), exc
         return b"".join(sent), None
-
-    def _emit(self, item: bytes | Event) -> bytes:
-        """The client's bytes of one upstream event: as it came where it may pass, else
-        translated."""
-        if self.passthrough is not None and isinstance(item, bytes):
-            passed = self.passthrough.relay(item)
-            if passed is not None:
-                self.delivered_chars += passed[1]
-                return passed[0]
-        return b"".join(map(self._emit_chunk, self._translated(item)))
 
     def _emit_chunk(self, chunk: ChatCompletionChunk) -> bytes:
         chunk["id"] = self.call.request_id

@@ -21,9 +21,8 @@ import time
 import zlib
 from collections import deque
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import cast
+from typing import NamedTuple, cast
 from urllib.parse import urlsplit
 
 import httptools
@@ -33,10 +32,13 @@ from gateway.upstream import KEEPALIVE_SECONDS, POOL_SIZE, UpstreamError
 # Reading from a provider pauses while this much of its answer waits for the client.
 HIGH_WATER = 256 * 1024
 USER_AGENT = b"Momor"
+# The response headers this client reads: how the body is delimited, and how it is encoded.
+READ_HEADERS = frozenset({b"content-length", b"transfer-encoding", b"content-encoding"})
 
 
-@dataclass(frozen=True, slots=True)
-class Origin:
+class Origin(NamedTuple):
+    """Where connections go (a tuple: it keys the pools on every call)."""
+
     tls: bool
     host: str
     port: int
@@ -180,6 +182,8 @@ class Connection(asyncio.Protocol):
         except httptools.HttpParserError as exc:
             response.fail(UpstreamError(f"ClientPayloadError: malformed response ({exc})"))
             self.close()
+            return
+        response.arrived()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = True
@@ -190,7 +194,9 @@ class Connection(asyncio.Protocol):
     # httptools callbacks
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        cast(Http1Response, self.response).header(name.lower(), value)
+        lowered = name.lower()
+        if lowered in READ_HEADERS:
+            cast(Http1Response, self.response).header(lowered, value)
 
     def on_headers_complete(self) -> None:
         response = cast(Http1Response, self.response)
@@ -200,7 +206,12 @@ class Connection(asyncio.Protocol):
             response.head.set_result(None)
 
     def on_body(self, body: bytes) -> None:
-        cast(Http1Response, self.response).body(body)
+        response = cast(Http1Response, self.response)
+        if response.decoder is None:
+            response.pending.append(body)
+            response.waiting_bytes += len(body)
+        else:
+            response.decoded(body)
 
     def on_message_complete(self) -> None:
         cast(Http1Response, self.response).finish()
@@ -267,19 +278,24 @@ class Http1Response:
         elif name == b"content-encoding" and value.strip().lower() in (b"gzip", b"deflate"):
             self.decoder = zlib.decompressobj(47)  # gzip or zlib, by the header it finds
 
-    def body(self, data: bytes) -> None:
-        if self.decoder is not None:
-            try:
-                data = self.decoder.decompress(data)
-            except zlib.error:
-                self.fail(UpstreamError("ClientPayloadError: the answer does not decompress"))
-                self.connection.close()
-                return
+    def decoded(self, data: bytes) -> None:
+        """A compressed piece of the body, decompressed."""
+        try:
+            data = cast("zlib._Decompress", self.decoder).decompress(data)
+        except zlib.error:
+            self.fail(UpstreamError("ClientPayloadError: the answer does not decompress"))
+            self.connection.close()
+            return
         if data:
             self.pending.append(data)
             self.waiting_bytes += len(data)
-            if self.waiting_bytes > HIGH_WATER:
-                self.connection.pause()
+
+    def arrived(self) -> None:
+        """What one read brought is in: its reader is woken once (reading pauses past the
+        high-water mark until it catches up)."""
+        if self.waiting_bytes > HIGH_WATER:
+            self.connection.pause()
+        if self.pending:
             self._wake()
 
     def finish(self) -> None:

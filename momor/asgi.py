@@ -1,6 +1,6 @@
-"""ASGI entry point: over HTTP, the body-size guard, the operations routes (probes, metrics),
-then the lean completions route for Bearer-key calls, then Django; Channels consumers over
-websockets."""
+"""ASGI entry point: over HTTP, the lean completions route for Bearer-key calls (its bodies
+bounded by the guard's limits), else the body-size guard, the operations routes (probes,
+metrics), then Django; Channels consumers over websockets."""
 
 from __future__ import annotations
 
@@ -30,13 +30,14 @@ from gateway.ops.routes import OperationsRoutes  # noqa: E402
 from gateway.ops.setup import serve_metrics_port  # noqa: E402
 from momor import collector  # noqa: E402
 
-served: ASGIApp = (
-    LeanCompletions(django_asgi_app) if settings.MOMOR_LEAN_COMPLETIONS else django_asgi_app
+# The probes and /metrics answer ahead of Django: no authentication, limit or record.
+body_limit = BodyLimit(
+    OperationsRoutes(django_asgi_app), settings.MOMOR_MAX_BODY_BYTES, settings.MOMOR_BODY_TIMEOUT
 )
-# The probes and /metrics answer ahead of everything: no authentication, limit or record.
-http_app = OperationsRoutes(served)
+http_app: ASGIApp = (
+    LeanCompletions(body_limit, body_limit) if settings.MOMOR_LEAN_COMPLETIONS else body_limit
+)
 serve_metrics_port()
-body_limit = BodyLimit(http_app, settings.MOMOR_MAX_BODY_BYTES, settings.MOMOR_BODY_TIMEOUT)
 if "daphne.server" in sys.modules:  # served by Daphne: see momor/under_daphne.py
     from momor.under_daphne import install
 
@@ -48,7 +49,7 @@ websocket_routes = [path("ws/generations/", GenerationFeed.as_asgi())]  # type: 
 
 application = ProtocolTypeRouter(
     {
-        "http": body_limit,
+        "http": http_app,
         "lifespan": lifespan,
         "websocket": WebsocketMessageLimit(
             AllowedHostsOriginValidator(

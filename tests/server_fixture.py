@@ -55,11 +55,12 @@ def forget_state() -> None:
 
     from billing.admission import select
     from billing.breaker import REDIS
-    from gateway import figures, request_ids, sessions
+    from gateway import candidate_cache, figures, request_ids, sessions
 
     STATE.pause()
     for local in (figures, request_ids, sessions):
         local.forget_local()
+    candidate_cache.forget()
     REDIS.reset()
     STATE.catalog = None
     STATE.identities = Identities()

@@ -159,6 +159,7 @@ def _org_keys(org_id: int) -> dict[str, str]:
     }
 
 
+@lru_cache(maxsize=65_536)
 def _key_reserved_prefix(org_id: int) -> str:
     return org_prefix(org_id, AREA) + "keyres:"
 
@@ -173,21 +174,37 @@ def _members(found: Iterable[object]) -> list[str]:
     return [_text(member) for member in found if isinstance(member, bytes | str)]
 
 
+@lru_cache(maxsize=65_536)
 def _key_keys(org_id: int, tag: str) -> tuple[str, str]:
     """The key's spend so far, and its open reservations: in its organization's slot."""
     return org_key(org_id, AREA, "spent", tag), _key_reserved_prefix(org_id) + tag
 
 
-def _window_key(org_id: int, tag: str, now_ms: int) -> str:
-    return org_key(org_id, AREA, "rate", tag, now_ms // 60_000)
+@lru_cache(maxsize=65_536)
+def _window_key(org_id: int, tag: str, minute: int) -> str:
+    return org_key(org_id, AREA, "rate", tag, minute)
+
+
+@lru_cache(maxsize=65_536)
+def _admit_keys(org_id: int, tag: str) -> tuple[str, ...]:
+    """Every key of ADMIT but the rate window."""
+    org = _org_keys(org_id)
+    names = ("balance", "res", "resexp", "restot", "unp", "unpexp", "unptot")
+    return (*(org[name] for name in names), _key_keys(org_id, tag)[0])
+
+
+@lru_cache(maxsize=65_536)
+def _settle_keys(org_id: int, tag: str) -> tuple[str, ...]:
+    org = _org_keys(org_id)
+    spent, reserved = _key_keys(org_id, tag)
+    stream = records_stream(org_group(org_id))
+    return (org["res"], org["resexp"], org["restot"], reserved, org["unp"], org["unpexp"],
+            org["unptot"], spent, stream)  # fmt: skip
 
 
 def admit_keys(request: AdmitRequest) -> list[str]:
-    org = _org_keys(request.org_id)
-    spent, _ = _key_keys(request.org_id, request.key_tag)
-    window = _window_key(request.org_id, request.key_tag, request.now_ms)
-    names = ("balance", "res", "resexp", "restot", "unp", "unpexp", "unptot")
-    return [*(org[name] for name in names), spent, window]
+    window = _window_key(request.org_id, request.key_tag, request.now_ms // 60_000)
+    return [*_admit_keys(request.org_id, request.key_tag), window]
 
 
 def renew_keys(ticket: Ticket) -> list[str]:
@@ -208,11 +225,7 @@ class Settlement:
     payload: bytes = b""
 
     def keys(self) -> list[str]:
-        org = _org_keys(self.org_id)
-        spent, reserved = _key_keys(self.org_id, self.key_tag)
-        keys = [org["res"], org["resexp"], org["restot"], reserved]
-        stream = records_stream(org_group(self.org_id))
-        return [*keys, org["unp"], org["unpexp"], org["unptot"], spent, stream]
+        return list(_settle_keys(self.org_id, self.key_tag))
 
     def args(self, now_ms: int) -> list[Any]:
         reservation = self.ticket.id if self.ticket is not None else ""
@@ -306,7 +319,7 @@ class RedisStore(AdmissionStore):
     async def count(self, org_id: int, key_tag: str, limit: int, now_ms: int) -> RateState:
         if limit <= 0:
             return RateState()
-        count = await self._run(COUNT, [_window_key(org_id, key_tag, now_ms)], [60_000])
+        count = await self._run(COUNT, [_window_key(org_id, key_tag, now_ms // 60_000)], [60_000])
         return rate_state(limit, int(count), now_ms)
 
     async def renew(self, ticket: Ticket, now_ms: int, ttl_ms: int) -> bool:

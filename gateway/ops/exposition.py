@@ -19,6 +19,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, 
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from gateway.ops.figures import StoreFigures
+from gateway.ops.tally import TALLY
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,9 @@ def multiprocess() -> bool:
 
 
 def exposition() -> bytes:
-    """The scrape's body (blocking: the store figures are read within their bounds)."""
+    """The scrape's body (blocking: the store figures are read within their bounds). This
+    process's tally is added first; another process's, within the second."""
+    TALLY.flush()
     if not multiprocess():
         return generate_latest(REGISTRY)
     registry = CollectorRegistry()

@@ -1,4 +1,5 @@
-"""Per-call Prometheus metrics, derived from each call's record when billing hands it off.
+"""Per-call Prometheus metrics, derived from each call's record when billing hands it off, and
+added to the metrics in bulk (`gateway.ops.tally`: once a second, and before each scrape).
 
 Every process counts its own calls. With `PROMETHEUS_MULTIPROC_DIR` set (prometheus-client's
 multiprocess mode), the processes write their values to files in that directory and any of
@@ -6,6 +7,7 @@ them answers a scrape with the sum (see README, "Production")."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from django.conf import settings
@@ -14,6 +16,7 @@ from prometheus_client import Counter, Gauge, Histogram
 from billing.cost import NANO
 from billing.observers import HandedOff
 from billing.records import AttemptRecord, CallRecord
+from gateway.ops.tally import TALLY
 
 # Seconds: a plain call's answer is usually under a second, a long completion minutes.
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
@@ -128,6 +131,7 @@ _enabled = False
 def configure() -> None:
     global _organizations, _enabled
     _enabled = True
+    TALLY.immediate = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
     _organizations = OrganizationLabels(
         settings.MOMOR_METRICS_ORGANIZATIONS, frozenset(settings.MOMOR_METRICS_ORGANIZATION_IDS)
     )
@@ -136,24 +140,28 @@ def configure() -> None:
 def reserved() -> None:
     """A call of this process was admitted with a reservation."""
     if _enabled:
-        RESERVATIONS.inc()
+        TALLY.add([(RESERVATIONS, 1)], [])
 
 
 def observe(handed: HandedOff) -> None:
+    counts: list[tuple[Any, float]] = []
+    observed: list[tuple[Any, float]] = []
     record = handed.record
     served = _served(record)
     model, provider = record.model, record.provider
     key_source = served.key_source if served else ""
-    child(CALLS, model, provider, key_source, record.status, str(record.http_status)).inc()
+    counts.append((child(CALLS, model, provider, key_source, record.status,
+                         str(record.http_status)), 1))  # fmt: skip
     if record.attempts:  # a call refused before routing has no duration of its own
-        child(LATENCY, model, provider).observe(record.latency_ms / 1000)
-        _attempts(record)
+        observed.append((child(LATENCY, model, provider), record.latency_ms / 1000))
+        _attempts(record, counts, observed)
     if record.streamed and record.first_token_ms is not None:
-        child(FIRST_CHUNK, model, provider).observe(record.first_token_ms / 1000)
+        observed.append((child(FIRST_CHUNK, model, provider), record.first_token_ms / 1000))
     if served is not None:
-        _usage(record, handed.cost_units)
-    _admission(record)
-    HANDOFF.observe(max(handed.ended - handed.began, 0.0))
+        _usage(record, handed.cost_units, counts)
+    _admission(record, counts)
+    observed.append((HANDOFF, max(handed.ended - handed.began, 0.0)))
+    TALLY.add(counts, observed)
 
 
 def _served(record: CallRecord) -> AttemptRecord | None:
@@ -162,14 +170,18 @@ def _served(record: CallRecord) -> AttemptRecord | None:
     return record.attempts[-1] if record.attempts else None
 
 
-def _attempts(record: CallRecord) -> None:
+def _attempts(
+    record: CallRecord, counts: list[tuple[Any, float]], observed: list[tuple[Any, float]]
+) -> None:
     last = len(record.attempts) - 1
     for index, attempt in enumerate(record.attempts):
         ok = attempt.http_status is not None and attempt.http_status < 400 and not attempt.error
         place = place_of(attempt)
-        child(UPSTREAM, place, "ok" if ok else "failed").observe(attempt.latency_ms / 1000)
+        observed.append(
+            (child(UPSTREAM, place, "ok" if ok else "failed"), attempt.latency_ms / 1000)
+        )
         if not ok and index < last:
-            child(FAILOVERS, place, failure_cause(attempt)).inc()
+            counts.append((child(FAILOVERS, place, failure_cause(attempt)), 1))
 
 
 def place_of(attempt: AttemptRecord) -> str:
@@ -188,22 +200,22 @@ def failure_cause(attempt: AttemptRecord) -> str:
     return "other"
 
 
-def _usage(record: CallRecord, cost_units: int) -> None:
+def _usage(record: CallRecord, cost_units: int, counts: list[tuple[Any, float]]) -> None:
     model, provider, tokens = record.model, record.provider, record.tokens
     for kind in _TOKEN_KINDS:
         count = getattr(tokens, kind)
         if count:
-            child(TOKENS, model, provider, kind).inc(count)
+            counts.append((child(TOKENS, model, provider, kind), count))
     if cost_units:
-        child(COST, model, provider).inc(float(cost_units * NANO))
+        counts.append((child(COST, model, provider), float(cost_units * NANO)))
 
 
-def _admission(record: CallRecord) -> None:
+def _admission(record: CallRecord, counts: list[tuple[Any, float]]) -> None:
     if record.ticket is not None:
-        RESERVATIONS.dec()
+        counts.append((RESERVATIONS, -1))
         decision = "admitted"
     elif record.http_status in (402, 429) and not record.attempts:
         decision = str(record.http_status)
     else:
         return
-    child(ADMISSIONS, _organizations.label(record.organization_id), decision).inc()
+    counts.append((child(ADMISSIONS, _organizations.label(record.organization_id), decision), 1))

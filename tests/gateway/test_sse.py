@@ -40,3 +40,29 @@ def test_it_encodes_a_chunk_as_one_data_line() -> None:
     assert encoded.count(b"\n") == 2
     assert orjson.loads(encoded[6:-2]) == chunk
     assert DONE == b"data: [DONE]\n\n"
+
+
+def _as_events(items: list[bytes | Event]) -> list[Event]:
+    return [Event(i.decode()) if isinstance(i, bytes) else i for i in items]
+
+
+STREAMS = [
+    b'data: {"a":1}\n\ndata: {"b":2}\n\ndata: [DONE]\n\n',
+    b": keep-alive\n\ndata: one\n\nevent: ping\ndata: two\n\ndata: x\ndata: y\n\n",
+    b"data: one\r\n\r\ndata: two\r\n\r\n",
+    b"data:no-space\n\ndata: \n\n\n\ndata: after blank lines\n\n",
+]
+
+
+def test_items_give_what_feed_gives_however_the_stream_is_split() -> None:
+    for raw in STREAMS:
+        expected = Decoder().feed(raw)
+        for cut in range(len(raw) + 1):
+            decoder = Decoder()
+            items = decoder.items(raw[:cut]) + decoder.items(raw[cut:])
+            assert _as_events(items) == expected, (raw, cut)
+
+
+def test_items_give_a_lone_data_line_as_its_bytes() -> None:
+    items = Decoder().items(b'data: {"a":1}\n\nevent: ping\ndata: x\n\ndata: [DONE]\n\n')
+    assert items == [b'{"a":1}', Event("x", "ping"), b"[DONE]"]
