@@ -96,12 +96,13 @@ class RecordsConsumer:
         """Consume until `stop` is set; store and database outages are waited out."""
         pause = 0.0
         while not stop.wait(pause):
-            if not enabled():
+            if not _enabled(enabled):
                 pause = BLOCK_MS / 1000
                 continue
             pause = self._step_or_pause(pause)
 
     def _step_or_pause(self, pause: float) -> float:
+        """One step; after a failure, a pause that doubles up to 5 s."""
         try:
             self.step()
         except REDIS_DOWN as exc:
@@ -219,3 +220,13 @@ class ConsumerThread:
         """Stop after the batch under way (a batch cut short stays pending, claimed later)."""
         self._stop.set()
         self._thread.join(timeout)
+
+
+def _enabled(enabled: Callable[[], bool]) -> bool:
+    """Whether to consume now; a check that fails (settings being swapped under it) is a no,
+    never the end of the consumer's thread."""
+    try:
+        return enabled()
+    except Exception:
+        log.warning("could not tell whether to consume records; trying again", exc_info=True)
+        return False
