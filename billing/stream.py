@@ -32,6 +32,10 @@ log = logging.getLogger(__name__)
 GROUP = "momor-recorders"
 BATCH = 200
 BLOCK_MS = 500
+# After a batch short of BATCH, the records arriving meanwhile are let to gather this long: a
+# consumer storing each call as it came would commit (and wake its database and Redis) once
+# a call, on the cores the gateways run on.
+LINGER_SECONDS = 0.05
 # A cluster cannot read streams of several slots in one blocking call: each is read without
 # blocking, and an empty round waits this long before the next.
 CLUSTER_IDLE_MS = 50
@@ -102,9 +106,10 @@ class RecordsConsumer:
             pause = self._step_or_pause(pause)
 
     def _step_or_pause(self, pause: float) -> float:
-        """One step; after a failure, a pause that doubles up to 5 s."""
+        """One step; after a short batch, the linger; after a failure, a pause that doubles
+        up to 5 s."""
         try:
-            self.step()
+            stored = self.step()
         except REDIS_DOWN as exc:
             log.warning("records stream unreachable (%s); trying again", type(exc).__name__)
         except RedisError as exc:
@@ -114,7 +119,7 @@ class RecordsConsumer:
         except Exception:
             log.exception("could not store a batch of records; trying again")
         else:
-            return 0.0
+            return LINGER_SECONDS if 0 < stored < BATCH else 0.0
         return min(max(pause * 2, 0.25), 5.0)
 
     def _own(self) -> Found:

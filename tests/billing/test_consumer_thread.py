@@ -19,7 +19,9 @@ from tests.billing.records import a_record
 from tests.conftest import make_org
 from tests.redis_helpers import flush
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# marked `celery`: the gateway's own consumer (started by earlier tests in this process) stays
+# idle, so the record is this consumer's to store
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.celery]
 
 
 def test_a_failing_check_leaves_the_consumer_running_and_storing() -> None:
