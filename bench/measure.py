@@ -5,6 +5,7 @@ beside it), and errors by status in every phase."""
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
 import time
 from collections import Counter
@@ -15,6 +16,9 @@ from bench.loadgen import PhaseRun, Result, Target, run_phase
 from bench.procs import core_busy_seconds, cpu_seconds, last_pid, rss_mib
 
 Metrics = dict[str, Any]
+
+QUIET_BUSY = 0.10
+"""A machine is quiet once no core is busier than this over a `settle` window."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,19 @@ def _spread(values: list[float], prefix: str = "") -> Metrics:
 
 def _errors(run: PhaseRun) -> dict[str, int]:
     return {str(status): n for status, n in sorted(run.errors.items())}
+
+
+async def settle(window: float = 0.5, timeout: float = 120.0) -> float:
+    """Seconds until every core is quiet (QUIET_BUSY) for one `window`, at most `timeout`."""
+    cores = range(os.cpu_count() or 1)
+    start = time.perf_counter()
+    while time.perf_counter() - start < timeout:
+        before = [core_busy_seconds(core) for core in cores]
+        await asyncio.sleep(window)
+        busiest = max(core_busy_seconds(core) - b for core, b in zip(cores, before, strict=True))
+        if busiest / window < QUIET_BUSY:
+            break
+    return round(time.perf_counter() - start, 2)
 
 
 @dataclass
@@ -87,9 +104,15 @@ class Meter:
         if self.worker:
             self.metrics[key] = round(sum(rss_mib(pid) for pid in self.worker), 1)
 
+    async def settle(self, phase: str) -> None:
+        """Wait for what the last phase left running (a worker storing its records) to finish,
+        so each latency phase measures its own load only; the seconds it took are reported."""
+        self.metrics.setdefault("settled_seconds", {})[phase] = await settle()
+
     async def latency(self) -> None:
         plan = self.plan
         for c in plan.latency_concurrency:
+            await self.settle(f"latency_c{c}")
             run = await self.phase(
                 f"latency_c{c}", concurrency=c, count=plan.latency_count * max(1, c // 8),
                 seconds=plan.latency_seconds,
@@ -168,6 +191,7 @@ class Meter:
     async def stream(self) -> None:
         plan = self.plan
         for c in plan.stream_concurrency:
+            await self.settle(f"stream_c{c}")
             cpu0 = self.cpu()
             run = await self.phase(
                 f"stream_c{c}", concurrency=c, count=plan.stream_count,
