@@ -46,8 +46,11 @@ def records_store(payloads: Sequence[bytes]) -> None:
 
 
 def _decode(raw: bytes) -> Decoded:
+    """The record, its text made storable where it can need it: JSON orjson reads holds no
+    lone surrogate, so only a NUL can, and orjson writes one as an escape."""
     try:
-        return raw, storable(record_from_payload(orjson.loads(raw)))
+        record = record_from_payload(orjson.loads(raw))
+        return raw, storable(record) if b"\\u0000" in raw else record
     except Exception as exc:
         return raw, exc
 
