@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.loadgen import PhaseRun, Result, Target, run_phase
-from bench.procs import core_busy_seconds, cpu_seconds, last_pid, rss_mib
+from bench.procs import core_busy_seconds, cpu_seconds, last_pid, rss_mib, services_cpu_seconds
 
 Metrics = dict[str, Any]
 
@@ -113,6 +113,7 @@ class Meter:
         plan = self.plan
         for c in plan.latency_concurrency:
             await self.settle(f"latency_c{c}")
+            beside = self.beside()
             run = await self.phase(
                 f"latency_c{c}", concurrency=c, count=plan.latency_count * max(1, c // 8),
                 seconds=plan.latency_seconds,
@@ -120,6 +121,7 @@ class Meter:
             totals = [r.total for r in run.ok]
             self.metrics[f"latency_c{c}"] = {
                 **_spread(totals), "calls": len(run.results), "rps": _rate(run),
+                **self.beside_per_call(beside, len(run.ok)),
             }  # fmt: skip
 
     async def throughput(self) -> None:
@@ -178,6 +180,21 @@ class Meter:
     def cpu(self) -> float:
         return sum(cpu_seconds(pid) for pid in self.pids)
 
+    def beside(self) -> tuple[float, float]:
+        """CPU seconds so far of the Celery worker and of PostgreSQL and Redis."""
+        return sum(cpu_seconds(pid) for pid in self.worker), services_cpu_seconds()
+
+    def beside_per_call(self, before: tuple[float, float], calls: int) -> Metrics:
+        """What the worker and the services spent per call since `before` (a governed
+        gateway's records are stored meanwhile, on the cores the others run on)."""
+        if not self.worker or not calls:
+            return {}
+        worker, services = self.beside()
+        return {
+            "worker_cpu_ms_per_call": round((worker - before[0]) * 1000 / calls, 3),
+            "services_cpu_ms_per_call": round((services - before[1]) * 1000 / calls, 3),
+        }
+
     def cores_busy(self) -> float:
         return sum(core_busy_seconds(core) for core in self.cores)
 
@@ -192,12 +209,13 @@ class Meter:
         plan = self.plan
         for c in plan.stream_concurrency:
             await self.settle(f"stream_c{c}")
-            cpu0 = self.cpu()
+            cpu0, beside = self.cpu(), self.beside()
             run = await self.phase(
                 f"stream_c{c}", concurrency=c, count=plan.stream_count,
                 seconds=plan.stream_seconds, stream=True,
             )  # fmt: skip
             metrics = self.metrics[f"stream_c{c}"] = _stream_metrics(run)
+            metrics |= self.beside_per_call(beside, len(run.ok))
             if self.pids and run.ok:  # the gateway's CPU per stream, as per call above
                 metrics["cpu_ms_per_stream"] = round((self.cpu() - cpu0) * 1000 / len(run.ok), 3)
 

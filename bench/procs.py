@@ -170,6 +170,23 @@ def last_pid() -> int:
     return int(Path("/proc/sys/kernel/ns_last_pid").read_text())
 
 
+SERVICES = ("postgres", "redis-server")
+
+
+def services_cpu_seconds() -> float:
+    """User + system CPU time so far of every PostgreSQL and Redis process on the machine."""
+    ticks, total = os.sysconf("SC_CLK_TCK"), 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if not (entry / "comm").read_text().startswith(SERVICES):
+                continue
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+    return total / ticks
+
+
 def core_busy_seconds(core: int) -> float:
     """Non-idle time of one core since boot (user, nice, system, irq, softirq, steal)."""
     for line in Path("/proc/stat").read_text().splitlines():

@@ -273,6 +273,10 @@ ROWS: list[tuple[str, str, str]] = [
       for q in ("p50", "p99")],
     *[(f"stream c{c} gateway CPU ms/stream", f"stream_c{c}", "cpu_ms_per_stream")
       for c in (1, 16)],
+    ("plain c1 Celery worker CPU ms/call", "latency_c1", "worker_cpu_ms_per_call"),
+    ("plain c1 PostgreSQL+Redis CPU ms/call", "latency_c1", "services_cpu_ms_per_call"),
+    ("stream c16 Celery worker CPU ms/stream", "stream_c16", "worker_cpu_ms_per_call"),
+    ("stream c16 PostgreSQL+Redis CPU ms/stream", "stream_c16", "services_cpu_ms_per_call"),
     ("RSS idle MiB", "", "rss_idle_mib"),
     ("RSS under load MiB", "", "rss_load_mib"),
     ("RSS soak start MiB", "soak", "rss_start_mib"),
