@@ -22,25 +22,72 @@ from billing.admission.base import (
 
 @dataclass
 class _Book:
+    """One organization's balance and what is held against it: reservations of calls under
+    way and the charges of calls served but not yet in the ledger. Their sum is kept as they
+    change and their expiries in a heap, so a call costs the same however many are held."""
+
     balance: int
     entry_id: int
     reserved: dict[str, tuple[int, str, int]] = field(default_factory=dict)
     unposted: dict[str, tuple[int, int]] = field(default_factory=dict)
+    held: int = 0
+    expiries: list[tuple[int, str]] = field(default_factory=list)
+    """(expires, id) of each reservation and unposted charge; one whose entry has gone or
+    moved on is skipped when it comes up, and the heap is built again from the entries once
+    it holds more than twice as many as they are."""
+
+    def reserve(self, rid: str, amount: int, tag: str, expires: int) -> None:
+        self.release(rid)
+        self.reserved[rid] = (amount, tag, expires)
+        self.held += amount
+        self._push(expires, rid)
+
+    def renew(self, rid: str, expires: int) -> None:
+        amount, tag, _ = self.reserved[rid]
+        self.reserved[rid] = (amount, tag, expires)
+        self._push(expires, rid)
+
+    def release(self, rid: str) -> tuple[int, str] | None:
+        """The reservation taken off: its amount and key tag, if it was held."""
+        held = self.reserved.pop(rid, None)
+        if held is None:
+            return None
+        self.held -= held[0]
+        return held[0], held[1]
+
+    def hold_unposted(self, rid: str, cost: int, expires: int) -> None:
+        self.posted(rid)
+        self.unposted[rid] = (cost, expires)
+        self.held += cost
+        self._push(expires, rid)
+
+    def posted(self, rid: str) -> None:
+        held = self.unposted.pop(rid, None)
+        if held is not None:
+            self.held -= held[0]
 
     def expire(self, now_ms: int, key_reserved: dict[str, int]) -> None:
-        for rid, (amount, tag, expires) in list(self.reserved.items()):
-            if expires <= now_ms:
-                del self.reserved[rid]
+        expiries = self.expiries
+        while expiries and expiries[0][0] <= now_ms:
+            expires, rid = heapq.heappop(expiries)
+            reserved = self.reserved.get(rid)
+            if reserved is not None and reserved[2] == expires:
+                amount, tag = self.release(rid) or (0, "")
                 key_reserved[tag] = key_reserved.get(tag, 0) - amount
-        for rid, (_, expires) in list(self.unposted.items()):
-            if expires <= now_ms:
-                del self.unposted[rid]
+            unposted = self.unposted.get(rid)
+            if unposted is not None and unposted[1] == expires:
+                self.posted(rid)
 
     def available(self) -> int:
-        held = sum(a for a, _, _ in self.reserved.values()) + sum(
-            a for a, _ in self.unposted.values()
-        )
-        return self.balance - held
+        return self.balance - self.held
+
+    def _push(self, expires: int, rid: str) -> None:
+        heapq.heappush(self.expiries, (expires, rid))
+        live = len(self.reserved) + len(self.unposted)
+        if len(self.expiries) > 2 * live + 64:
+            self.expiries = [(e, r) for r, (_, _, e) in self.reserved.items()]
+            self.expiries += [(e, r) for r, (_, e) in self.unposted.items()]
+            heapq.heapify(self.expiries)
 
 
 class LocalStore(AdmissionStore):
@@ -63,12 +110,10 @@ class LocalStore(AdmissionStore):
                 raise Refused("rate", rate)
             book.expire(request.now_ms, self._key_reserved)
             self._check_credit(request, book, rate)
-            book.reserved[request.reservation_id] = (
-                request.amount,
-                request.key_tag,
-                request.now_ms + request.ttl_ms,
-            )
             tag = request.key_tag
+            book.reserve(
+                request.reservation_id, request.amount, tag, request.now_ms + request.ttl_ms
+            )
             self._key_reserved[tag] = self._key_reserved.get(tag, 0) + request.amount
             return Ticket(request.reservation_id, request.org_id, tag, request.amount, rate, False)
 
@@ -100,17 +145,17 @@ class LocalStore(AdmissionStore):
             held = book.reserved.get(ticket.id) if book is not None else None
             if book is None or held is None or held[2] <= now_ms:
                 return False
-            book.reserved[ticket.id] = (held[0], held[1], now_ms + ttl_ms)
+            book.renew(ticket.id, now_ms + ttl_ms)
             return True
 
     def settle(self, ticket: Ticket, cost: int, request_id: str, now_ms: int) -> None:
         with self._lock:
             book = self._books.get(ticket.org_id)
-            if book is not None and book.reserved.pop(ticket.id, None) is not None:
+            if book is not None and book.release(ticket.id) is not None:
                 tag = ticket.key_tag
                 self._key_reserved[tag] = self._key_reserved.get(tag, 0) - ticket.amount
             if book is not None and cost > 0:
-                book.unposted[request_id] = (cost, now_ms + UNPOSTED_TTL_MS)
+                book.hold_unposted(request_id, cost, now_ms + UNPOSTED_TTL_MS)
             if ticket.key_tag in self._spent:
                 self._spent[ticket.key_tag] += cost
 
@@ -118,7 +163,7 @@ class LocalStore(AdmissionStore):
         with self._lock:
             book = self._books.get(org_id)
             if book is not None:
-                book.unposted.pop(request_id, None)
+                book.posted(request_id)
             self._advance(org_id, balance, entry_id)
 
     def sync_balance(self, org_id: int, balance: int, entry_id: int) -> None:

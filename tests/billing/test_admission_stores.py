@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from billing.admission import NeedBalance, NeedKeySpend, Refused
-from billing.admission.base import AdmissionStore, AdmitRequest
+from billing.admission.base import UNPOSTED_TTL_MS, AdmissionStore, AdmitRequest
 from billing.admission.local import LocalStore
 from billing.admission.redis_store import RedisStore
 from tests.redis_helpers import flush, flush_scripts
@@ -109,6 +109,41 @@ async def test_a_reservation_settled_or_expired_is_not_renewed(store: AdmissionS
     expired = await store.admit(ask("r2", 10))
     assert await store.renew(expired, NOW + TTL, TTL) is False
     assert store.open_reservations(7, NOW + TTL) == {}
+
+
+async def test_an_unposted_charge_is_held_until_its_time_to_live(store: AdmissionStore) -> None:
+    store.sync_balance(7, 100, 1)
+    ticket = await store.admit(ask("r1", 100))
+    store.settle(ticket, 100, "call-1", NOW)
+    with pytest.raises(Refused):
+        await store.admit(ask("r2", 1, now=NOW + UNPOSTED_TTL_MS - 1))
+    await store.admit(ask("r3", 100, now=NOW + UNPOSTED_TTL_MS + 1))
+
+
+async def test_calls_served_and_posted_one_after_another_leave_nothing_held(
+    store: AdmissionStore,
+) -> None:
+    store.sync_balance(7, 100, 1)
+    for i in range(1_000):
+        ticket = await store.admit(ask(f"r{i}", 100, now=NOW + i))
+        assert await store.renew(ticket, NOW + i, TTL) is True
+        store.settle(ticket, 1, f"call-{i}", NOW + i)
+        store.posted(7, f"call-{i}", 100, 2 + i)
+    assert store.unposted(7) == {}
+    assert store.open_reservations(7, NOW + 1_000) == {}
+    await store.admit(ask("all-of-it", 100, now=NOW + 1_000))
+
+
+async def test_a_process_book_forgets_what_it_released() -> None:
+    """Its expiry heap is rebuilt from what is still held: a long-running process does not
+    keep an entry for every call it ever served."""
+    store = LocalStore()
+    store.sync_balance(7, 100, 1)
+    for i in range(5_000):
+        ticket = await store.admit(ask(f"r{i}", 10, now=NOW + i))
+        store.settle(ticket, 1, f"call-{i}", NOW + i)
+        store.posted(7, f"call-{i}", 100, 2 + i)
+    assert len(store._books[7].expiries) <= 64
 
 
 async def test_a_key_is_held_to_its_own_credit_limit(store: AdmissionStore) -> None:
