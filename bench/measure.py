@@ -113,7 +113,7 @@ class Meter:
         plan = self.plan
         for c in plan.latency_concurrency:
             await self.settle(f"latency_c{c}")
-            beside = self.beside()
+            cpu0, beside = self.cpu(), self.beside()
             run = await self.phase(
                 f"latency_c{c}", concurrency=c, count=plan.latency_count * max(1, c // 8),
                 seconds=plan.latency_seconds,
@@ -123,6 +123,9 @@ class Meter:
                 **_spread(totals), "calls": len(run.results), "rps": _rate(run),
                 **self.beside_per_call(beside, len(run.ok)),
             }  # fmt: skip
+            if self.pids and run.ok:
+                cpu = (self.cpu() - cpu0) * 1000 / len(run.ok)
+                self.metrics[f"latency_c{c}"]["cpu_ms_per_call"] = round(cpu, 3)
 
     async def throughput(self) -> None:
         steps, best = [], None

@@ -273,6 +273,7 @@ ROWS: list[tuple[str, str, str]] = [
       for q in ("p50", "p99")],
     *[(f"stream c{c} gateway CPU ms/stream", f"stream_c{c}", "cpu_ms_per_stream")
       for c in (1, 16)],
+    ("plain c1 gateway CPU ms/call", "latency_c1", "cpu_ms_per_call"),
     ("plain c1 Celery worker CPU ms/call", "latency_c1", "worker_cpu_ms_per_call"),
     ("plain c1 PostgreSQL+Redis CPU ms/call", "latency_c1", "services_cpu_ms_per_call"),
     ("stream c16 Celery worker CPU ms/stream", "stream_c16", "worker_cpu_ms_per_call"),
