@@ -113,7 +113,7 @@ class Meter:
         plan = self.plan
         for c in plan.latency_concurrency:
             await self.settle(f"latency_c{c}")
-            cpu0, beside = self.cpu(), self.beside()
+            before = self.spent()
             run = await self.phase(
                 f"latency_c{c}", concurrency=c, count=plan.latency_count * max(1, c // 8),
                 seconds=plan.latency_seconds,
@@ -121,11 +121,8 @@ class Meter:
             totals = [r.total for r in run.ok]
             self.metrics[f"latency_c{c}"] = {
                 **_spread(totals), "calls": len(run.results), "rps": _rate(run),
-                **self.beside_per_call(beside, len(run.ok)),
+                **self.spent_per_call(before, len(run.ok), "cpu_ms_per_call"),
             }  # fmt: skip
-            if self.pids and run.ok:
-                cpu = (self.cpu() - cpu0) * 1000 / len(run.ok)
-                self.metrics[f"latency_c{c}"]["cpu_ms_per_call"] = round(cpu, 3)
 
     async def throughput(self) -> None:
         steps, best = [], None
@@ -183,20 +180,27 @@ class Meter:
     def cpu(self) -> float:
         return sum(cpu_seconds(pid) for pid in self.pids)
 
-    def beside(self) -> tuple[float, float]:
-        """CPU seconds so far of the Celery worker and of PostgreSQL and Redis."""
-        return sum(cpu_seconds(pid) for pid in self.worker), services_cpu_seconds()
+    def spent(self) -> tuple[float, float, float]:
+        """CPU seconds so far of the gateway, of the Celery worker and of PostgreSQL and Redis."""
+        worker = sum(cpu_seconds(pid) for pid in self.worker)
+        return self.cpu(), worker, services_cpu_seconds()
 
-    def beside_per_call(self, before: tuple[float, float], calls: int) -> Metrics:
-        """What the worker and the services spent per call since `before` (a governed
-        gateway's records are stored meanwhile, on the cores the others run on)."""
-        if not self.worker or not calls:
+    def spent_per_call(
+        self, before: tuple[float, float, float], calls: int, gateway_key: str
+    ) -> Metrics:
+        """The CPU spent per call since `before`: the gateway's as `gateway_key` (when its
+        processes are known) and, for a governed gateway, the worker's and the services' (its
+        records are stored meanwhile, on the cores the others run on)."""
+        if not calls:
             return {}
-        worker, services = self.beside()
-        return {
-            "worker_cpu_ms_per_call": round((worker - before[0]) * 1000 / calls, 3),
-            "services_cpu_ms_per_call": round((services - before[1]) * 1000 / calls, 3),
-        }
+        per_call = [round((now - then) * 1000 / calls, 3) for now, then in zip(
+            self.spent(), before, strict=True
+        )]  # fmt: skip
+        found = {gateway_key: per_call[0]} if self.pids else {}
+        if self.worker:
+            found |= {"worker_cpu_ms_per_call": per_call[1]}
+            found |= {"services_cpu_ms_per_call": per_call[2]}
+        return found
 
     def cores_busy(self) -> float:
         return sum(core_busy_seconds(core) for core in self.cores)
@@ -212,15 +216,15 @@ class Meter:
         plan = self.plan
         for c in plan.stream_concurrency:
             await self.settle(f"stream_c{c}")
-            cpu0, beside = self.cpu(), self.beside()
+            before = self.spent()
             run = await self.phase(
                 f"stream_c{c}", concurrency=c, count=plan.stream_count,
                 seconds=plan.stream_seconds, stream=True,
             )  # fmt: skip
-            metrics = self.metrics[f"stream_c{c}"] = _stream_metrics(run)
-            metrics |= self.beside_per_call(beside, len(run.ok))
-            if self.pids and run.ok:  # the gateway's CPU per stream, as per call above
-                metrics["cpu_ms_per_stream"] = round((self.cpu() - cpu0) * 1000 / len(run.ok), 3)
+            self.metrics[f"stream_c{c}"] = {
+                **_stream_metrics(run),
+                **self.spent_per_call(before, len(run.ok), "cpu_ms_per_stream"),
+            }
 
     async def soak(self) -> None:
         if not self.pids or self.plan.soak_seconds <= 0:

@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -156,13 +157,17 @@ def rss_mib(pid: int) -> float:
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of the process and its descendants so far."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for member in tree_pids(pid):
+    return _cpu_seconds(Path(f"/proc/{member}") for member in tree_pids(pid))
+
+
+def _cpu_seconds(processes: Iterable[Path]) -> float:
+    """User + system CPU time so far of the processes (their /proc directories) still there."""
+    ticks = 0
+    for process in processes:
         with contextlib.suppress(OSError):
-            fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-    return total / ticks
+            fields = (process / "stat").read_text().rsplit(")", 1)[1].split()
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def last_pid() -> int:
@@ -175,16 +180,14 @@ SERVICES = ("postgres", "redis-server")
 
 def services_cpu_seconds() -> float:
     """User + system CPU time so far of every PostgreSQL and Redis process on the machine."""
-    ticks, total = os.sysconf("SC_CLK_TCK"), 0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        with contextlib.suppress(OSError):
-            if not (entry / "comm").read_text().startswith(SERVICES):
-                continue
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-    return total / ticks
+    return _cpu_seconds(p for p in Path("/proc").iterdir() if _is_service(p))
+
+
+def _is_service(process: Path) -> bool:
+    try:
+        return process.name.isdigit() and (process / "comm").read_text().startswith(SERVICES)
+    except OSError:  # gone meanwhile
+        return False
 
 
 def core_busy_seconds(core: int) -> float:

@@ -47,13 +47,12 @@ class _Book:
         self.reserved[rid] = (amount, tag, expires)
         self._push(expires, rid)
 
-    def release(self, rid: str) -> tuple[int, str] | None:
-        """The reservation taken off: its amount and key tag, if it was held."""
+    def release(self, rid: str) -> bool:
+        """The reservation taken off; whether it was held."""
         held = self.reserved.pop(rid, None)
-        if held is None:
-            return None
-        self.held -= held[0]
-        return held[0], held[1]
+        if held is not None:
+            self.held -= held[0]
+        return held is not None
 
     def hold_unposted(self, rid: str, cost: int, expires: int) -> None:
         self.posted(rid)
@@ -72,7 +71,8 @@ class _Book:
             expires, rid = heapq.heappop(expiries)
             reserved = self.reserved.get(rid)
             if reserved is not None and reserved[2] == expires:
-                amount, tag = self.release(rid) or (0, "")
+                amount, tag, _ = reserved
+                self.release(rid)
                 key_reserved[tag] = key_reserved.get(tag, 0) - amount
             unposted = self.unposted.get(rid)
             if unposted is not None and unposted[1] == expires:
@@ -151,7 +151,7 @@ class LocalStore(AdmissionStore):
     def settle(self, ticket: Ticket, cost: int, request_id: str, now_ms: int) -> None:
         with self._lock:
             book = self._books.get(ticket.org_id)
-            if book is not None and book.release(ticket.id) is not None:
+            if book is not None and book.release(ticket.id):
                 tag = ticket.key_tag
                 self._key_reserved[tag] = self._key_reserved.get(tag, 0) - ticket.amount
             if book is not None and cost > 0:
