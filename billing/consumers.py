@@ -1,8 +1,9 @@
 """The live feed: a signed-in member's websocket joins their current organization's group and
-receives each generation as it is recorded (billing.live publishes them). Before each message
-is passed on, the session and the membership are checked again: a person signed out (or whose
-password changed) or removed from the organization gets nothing more, and their socket is
-closed (4403)."""
+receives each generation as it is recorded (billing.live publishes a batch's share of each
+organization in one message; each generation goes out in a frame of its own). Before each
+message is passed on, the session and the membership are checked again: a person signed out
+(or whose password changed) or removed from the organization gets nothing more, and their
+socket is closed (4403)."""
 
 from __future__ import annotations
 
@@ -61,13 +62,19 @@ class GenerationFeed(AsyncJsonWebsocketConsumer):
         if self.group is not None:
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
-    async def generation_recorded(self, event: dict[str, Any]) -> None:
+    async def generations_recorded(self, event: dict[str, Any]) -> None:
         if not await self._still_allowed():
             await self.disconnect(4403)
             self.group = None
             await self.close(code=4403)
             return
-        await self.send_json({"generation": event["generation"]})
+        for generation in event["generations"]:
+            await self.send_json({"generation": generation})
+
+    async def generation_recorded(self, event: dict[str, Any]) -> None:
+        """One generation, as workers of the previous release publish it (a rolling upgrade
+        runs both for a while)."""
+        await self.generations_recorded({"generations": [event["generation"]]})
 
     async def _still_allowed(self) -> bool:
         user = self.scope.get("user")

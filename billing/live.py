@@ -1,5 +1,7 @@
-"""Live feed of recorded generations: each new record is published to its organization's group
-on the Channels layer, where the members' generations page listens."""
+"""Live feed of recorded generations: the records a batch stored are published to their
+organizations' groups on the Channels layer, where the members' generations page listens: one
+message for each organization's share of the batch (at most PER_MESSAGE generations), which
+the feed's consumer passes on one generation per frame."""
 
 from __future__ import annotations
 
@@ -29,6 +31,8 @@ _SEND_TIMEOUT = 5.0
 # How long storing waits for its batch beyond the Redis time-out of the send under way.
 _GRACE = 0.5
 _on_server_loop: set[asyncio.Task[None]] = set()
+PER_MESSAGE = 100
+"""Generations in one message at most (a message is read whole by every listener)."""
 
 
 def group_name(organization_id: int) -> str:
@@ -72,18 +76,29 @@ def publish_generations(generations: Sequence[Generation]) -> None:
     layer = get_channel_layer()
     if layer is None or not generations:
         return
-    messages = [(group_name(g.organization_id), _message(g)) for g in generations]
+    messages = _messages(generations)
     try:
         if isinstance(layer, InMemoryChannelLayer):
             _send_in_memory(layer, messages)
         else:
             _send_over_redis(layer, messages)
     except Exception:  # the live feed is best effort; the records are already stored
-        log.warning("could not publish %d generations to the live feed", len(messages))
+        log.warning("could not publish %d generations to the live feed", len(generations))
 
 
-def _message(generation: Generation) -> dict[str, Any]:
-    return {"type": "generation.recorded", "generation": generation_summary(generation)}
+def _messages(generations: Sequence[Generation]) -> list[Message]:
+    """Each organization's generations, in the order given, PER_MESSAGE to a message."""
+    by_org: dict[int, list[dict[str, Any]]] = {}
+    for generation in generations:
+        by_org.setdefault(generation.organization_id, []).append(generation_summary(generation))
+    return [
+        (
+            group_name(org),
+            {"type": "generations.recorded", "generations": summaries[i : i + PER_MESSAGE]},
+        )
+        for org, summaries in by_org.items()
+        for i in range(0, len(summaries), PER_MESSAGE)
+    ]
 
 
 def _send_over_redis(layer: BaseChannelLayer, messages: list[Message]) -> None:
@@ -121,8 +136,8 @@ async def _send_all(
         except Exception as exc:
             if breaker is not None and isinstance(exc, REDIS_DOWN):
                 breaker.failed()
-            request_id = message["generation"]["request_id"]
-            log.warning("could not publish generation %s to the live feed", request_id)
+            count = len(message["generations"])
+            log.warning("could not publish %d generations to the live feed (%s)", count, group)
         else:
             if breaker is not None:
                 breaker.succeeded()

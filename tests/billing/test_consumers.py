@@ -1,5 +1,6 @@
 """The live feed (billing.consumers, at /ws/generations/): a member's socket carries their own
-organization's generations only, visitors and other origins are refused, and the in-memory
+organization's generations only, each in a frame of its own and in the order stored, however
+many a batch publishes at once; visitors and other origins are refused, and the in-memory
 layer carries records written in another thread."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from django.db import connections
 
 from accounts.models import Organization
 from accounts.permissions import SESSION_ORG
-from billing.live import group_name, publish_generation
+from billing.live import PER_MESSAGE, group_name, publish_generation, publish_generations
 from tests.ui_helpers import make_generation, signed_in
 
 pytestmark = pytest.mark.django_db
@@ -48,7 +49,7 @@ async def own_connections() -> Any:
 
 
 async def publish(org: Organization, request_id: str) -> None:
-    message = {"type": "generation.recorded", "generation": {"request_id": request_id}}
+    message = {"type": "generations.recorded", "generations": [{"request_id": request_id}]}
     await get_channel_layer().group_send(group_name(org.pk), message)
 
 
@@ -92,4 +93,37 @@ async def test_the_in_memory_feed_carries_records_written_in_another_thread(
     await asyncio.to_thread(publish_generation, generation)
     received = await listener.receive_json_from(timeout=2)
     assert received["generation"]["request_id"] == generation.request_id
+    await listener.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_batch_reaches_each_organization_one_generation_a_frame_in_order(
+    alice: Any, mallory: Any, acme: Organization, globex: Organization, own_connections: None
+) -> None:
+    alices = await feed(await sync_to_async(session_cookie)(alice))
+    mallorys = await feed(await sync_to_async(session_cookie)(mallory))
+    assert (await alices.connect())[0] and (await mallorys.connect())[0]
+    make = sync_to_async(make_generation)
+    # a worker's batch (200 records) of one organization: more than the 100 messages a
+    # listener's channel holds, were each generation a message of its own
+    batch = [await make(acme if n % 6 else globex) for n in range(3 * PER_MESSAGE)]
+    await asyncio.to_thread(publish_generations, batch)
+    for listener, org in ((alices, acme), (mallorys, globex)):
+        wanted = [g.request_id for g in batch if g.organization_id == org.pk]
+        got = [(await listener.receive_json_from(timeout=2))["generation"] for _ in wanted]
+        assert [one["request_id"] for one in got] == wanted
+        assert await listener.receive_nothing(timeout=0.3)
+    await alices.disconnect()
+    await mallorys.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_generation_published_alone_by_an_earlier_release_still_reaches_the_feed(
+    alice: Any, acme: Organization, own_connections: None
+) -> None:
+    listener = await feed(await sync_to_async(session_cookie)(alice))
+    assert (await listener.connect())[0]
+    message = {"type": "generation.recorded", "generation": {"request_id": "acme-old"}}
+    await get_channel_layer().group_send(group_name(acme.pk), message)
+    assert await listener.receive_json_from(timeout=2) == {"generation": {"request_id": "acme-old"}}
     await listener.disconnect()

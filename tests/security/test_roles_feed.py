@@ -46,7 +46,7 @@ async def feed_of(user: Any) -> WebsocketCommunicator:
 
 
 async def publish(org: Organization, request_id: str) -> None:
-    message = {"type": "generation.recorded", "generation": {"request_id": request_id}}
+    message = {"type": "generations.recorded", "generations": [{"request_id": request_id}]}
     await get_channel_layer().group_send(group_name(org.pk), message)
 
 
