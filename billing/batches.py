@@ -1,7 +1,8 @@
 """Storing many calls together, as `generation_store` stores each: one query finds those stored
-already, the generations and their attempts go in bulk inserts, the daily usage is summed per
-slot, each organization's charges are posted in one pass over its balance and each key used is
-touched once. A record the database refuses fails them all: the caller stores them one by one."""
+already, the generations and their attempts go in bulk inserts (COPY on PostgreSQL), the daily
+usage is summed per slot, each organization's charges are posted in one pass over its balance
+and each key used is touched once. A record the database refuses fails them all: the caller
+stores them one by one."""
 
 from __future__ import annotations
 
@@ -20,9 +21,10 @@ from billing.generations import (
     served_cost,
 )
 from billing.ledger import Posting, ledger_post_many
-from billing.models import Attempt, EntryKind, Generation, LedgerEntry
+from billing.models import EntryKind, Generation, LedgerEntry
 from billing.records import CallRecord
 from billing.rollups import rollups_add
+from billing.row_copy import rows_insert
 
 Charge = tuple[int, int]
 """A charge's ledger entry id and the balance after it."""
@@ -36,8 +38,8 @@ def batch_store(records: Sequence[CallRecord]) -> list[Stored]:
     database raised if it refuses any of them, having stored none."""
     charges = _posted_charges(records)
     new = _new(records, _stored_already(records))
-    generations = Generation.objects.bulk_create([generation_row(r, cost) for r, cost in new])
-    Attempt.objects.bulk_create(
+    generations = rows_insert([generation_row(r, cost) for r, cost in new])
+    rows_insert(
         [row for g, (r, _) in zip(generations, new, strict=True) for row in attempt_rows(g, r)]
     )
     rollups_add(generations)
@@ -80,7 +82,7 @@ def _new(records: Sequence[CallRecord], stored: set[str]) -> list[Priced]:
 
 
 def _charges_post(
-    new: list[Priced], generations: list[Generation], posted: dict[str, Charge]
+    new: list[Priced], generations: Sequence[Generation], posted: dict[str, Charge]
 ) -> dict[str, Charge]:
     postings = [
         Posting(

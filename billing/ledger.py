@@ -15,6 +15,7 @@ from accounts.models import Organization
 from billing.admission import store
 from billing.cost import to_units
 from billing.models import EntryKind, LedgerEntry
+from billing.row_copy import rows_insert
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +82,7 @@ def ledger_post_many(postings: Sequence[Posting]) -> list[LedgerEntry]:
     for posting in postings:
         balances[posting.organization_id] += posting.amount
         entries.append(_entry(posting, balances[posting.organization_id]))
-    LedgerEntry.objects.bulk_create(entries)
+    rows_insert(entries)
     moved = [Organization(pk=org, balance=balance) for org, balance in balances.items()]
     Organization.objects.bulk_update(moved, ["balance"])
     return entries

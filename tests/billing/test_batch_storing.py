@@ -17,13 +17,15 @@ from functools import partial
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Sum
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from accounts.models import ApiKey, Organization
 from billing import storing
 from billing.cost import to_units
+from billing.generations import generation_store
 from billing.ledger import ledger_post, ledger_sum
 from billing.models import Attempt, DailyRollup, DeadLetter, EntryKind, Generation, LedgerEntry
 from billing.partitions import partition_name
@@ -35,7 +37,7 @@ from tests.conftest import make_key, make_org
 pytestmark = pytest.mark.django_db(transaction=True)
 
 CALL_COST = Decimal("0.00225")  # a_record's 1,000 prompt and 100 completion tokens
-BUDGET = 17  # a batch's statements, BEGIN and COMMIT included (two organizations, two keys)
+BUDGET = 20  # a batch's statements, BEGIN, COMMIT and each COPY's ids included (two orgs, two keys)
 
 
 @pytest.fixture
@@ -324,3 +326,105 @@ def test_a_long_journal_is_stored_a_chunk_at_a_time(
     assert DeadLetter.objects.get().request_id == records[70].request_id
     assert charge_count(records) == 120
     assert_ledger_exact(acme)
+
+
+AWKWARD = 'tab\there, line\nbreak, back\\slash, "quoted", \\N, héllo ✓'
+
+
+MOMENT = datetime(2026, 11, 30, 23, 59, 59, 999999, tzinfo=UTC)
+
+
+def _awkward(org: Organization, key: ApiKey, prompt: int) -> CallRecord:
+    """A call whose every column holds something COPY's text format must escape."""
+    record = costing(org, prompt, api_key_id=key.pk, created_at=MOMENT)
+    attempt = replace(
+        record.attempts[0],
+        error=AWKWARD,
+        region="eu\tw",
+        latency_ms=7,
+        first_token_ms=None,
+        prices={"prompt": "1.25", "completion": "10", "note": AWKWARD},
+    )
+    failed = replace(attempt, position=0, http_status=503, tokens=None, provider="azure")
+    return replace(
+        record,
+        selectors=["openai/gpt-5", AWKWARD],
+        error=AWKWARD,
+        native_finish_reason="end\tturn",
+        latency_ms=12,
+        first_token_ms=3,
+        client_request_id="req\\1",
+        session_id="s\ns",
+        app=AWKWARD,
+        referer="https://example.com/\\N",
+        routing={"order": [AWKWARD], "left_out": {"x/y": "no\ttools"}, "n": [1.5, None, True]},
+        trace_id="0af7651916cd43dd8448eb211c80319c",
+        attempts=[failed, replace(attempt, position=1)],
+    )
+
+
+def _stored_as(request_id: str) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    """A stored call's generation, attempts and charge, without their ids and own moments."""
+    generation = Generation.objects.get(request_id=request_id)
+    row = {
+        name: value
+        for name, value in generation.__dict__.items()
+        if name not in {"_state", "id", "request_id", "recorded_at"}
+    }
+    attempts = [
+        {k: v for k, v in vars(a).items() if k not in {"_state", "id", "generation_id"}}
+        for a in Attempt.objects.of(generation)
+    ]
+    charge = LedgerEntry.objects.get(generation_id=generation.pk)
+    entry = {
+        k: v
+        for k, v in vars(charge).items()
+        if k not in {"_state", "id", "generation_id", "idempotency_key", "created_at"}
+    }
+    entry["kind"] = LedgerEntry.objects.filter(pk=charge.pk).values_list("kind", flat=True)[0]
+    return row, attempts, entry
+
+
+def test_a_batch_stores_every_column_as_a_call_stored_alone_does(
+    acme: Organization, told: dict[str, list[Any]], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The batch's inserts (COPY on PostgreSQL) write each value as Django's insert of a call
+    stored alone does, escapes, JSON and money included, and give the rows their ids."""
+    _, key = make_key(acme)
+    alone, first, second = (_awkward(acme, key, prompt) for prompt in (1000, 1000, 2000))
+    with transaction.atomic():
+        generation_store(alone)
+    caplog.set_level(logging.INFO, logger="billing.storing")
+    before = timezone.now()
+    records_store(batch([first, second]))
+
+    assert stored_by_batch(caplog)
+    a_row, a_attempts, a_entry = _stored_as(alone.request_id)
+    b_row, b_attempts, b_entry = _stored_as(first.request_id)
+    assert b_row == a_row
+    assert b_attempts == a_attempts
+    assert a_entry["amount"] == b_entry["amount"] == -CALL_COST
+    assert (
+        (a_entry["kind"], a_entry["note"])
+        == (b_entry["kind"], b_entry["note"])
+        == (
+            "charge",
+            "openai/gpt-5 via openai",
+        )
+    )
+    assert b_row["selectors"][1] == AWKWARD and b_row["routing"]["n"] == [1.5, None, True]
+    published = told["published"][-1]
+    assert [g.request_id for g in published] == [first.request_id, second.request_id]
+    for generation in published:
+        stored = Generation.objects.get(pk=generation.pk)
+        assert stored.request_id == generation.request_id
+        assert stored.recorded_at >= before
+        assert to_units(stored.ledger.get().balance_after) == told_balance(told, stored.request_id)
+    assert_ledger_exact(acme)
+
+
+def told_balance(told: dict[str, list[Any]], request_id: str) -> int:
+    """The balance after the call's charge (in units), as admission was told it."""
+    charges = [charge for batch in told["charges"] for charge in batch]
+    (units,) = [balance for _, rid, _, balance in charges if rid == request_id]
+    return int(units)
