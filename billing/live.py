@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -45,7 +46,9 @@ def remember_loop() -> None:
     _server_loop = asyncio.get_running_loop()
 
 
-def generation_summary(generation: Generation) -> dict[str, Any]:
+def generation_summary(generation: Generation, minutes: dict[datetime, str]) -> dict[str, Any]:
+    """What the feed shows of a generation; `minutes` keeps the text of each minute the batch
+    has met (a moment is shown to the minute)."""
     return {
         "request_id": generation.request_id,
         "model": generation.model,
@@ -59,8 +62,15 @@ def generation_summary(generation: Generation) -> dict[str, Any]:
         "cost_text": usd(generation.cost),
         "latency_ms": generation.latency_ms,
         "created_at": generation.created_at.isoformat(),
-        "when": when(generation.created_at),
+        "when": _minute_text(generation.created_at, minutes),
     }
+
+
+def _minute_text(moment: datetime, minutes: dict[datetime, str]) -> str:
+    minute = moment.replace(second=0, microsecond=0)
+    if minute not in minutes:
+        minutes[minute] = when(minute)
+    return minutes[minute]
 
 
 def publish_generation(generation: Generation) -> None:
@@ -89,8 +99,10 @@ def publish_generations(generations: Sequence[Generation]) -> None:
 def _messages(generations: Sequence[Generation]) -> list[Message]:
     """Each organization's generations, in the order given, PER_MESSAGE to a message."""
     by_org: dict[int, list[dict[str, Any]]] = {}
+    minutes: dict[datetime, str] = {}
     for generation in generations:
-        by_org.setdefault(generation.organization_id, []).append(generation_summary(generation))
+        summary = generation_summary(generation, minutes)
+        by_org.setdefault(generation.organization_id, []).append(summary)
     return [
         (
             group_name(org),
