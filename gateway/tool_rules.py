@@ -1,9 +1,12 @@
 """The tool rules a call sets, which Momor holds its answer to: `max_tool_calls` (read by Momor
-alone), `parallel_tool_calls: false`, and a `tool_choice` of "none", "required" or one naming a
-function. An answer that breaks one fails its offering, as a provider's failure does.
+alone), and, where the call asks offerings to honour every parameter it sends
+(`provider.require_parameters: true`), `parallel_tool_calls: false` and a `tool_choice` of
+"none", "required" or one naming a function. An answer that breaks one fails its offering, as
+a provider's failure does.
 
-`tool_choice` and `parallel_tool_calls` still go to the provider as written; a value of
-another shape than these is the provider's to answer and holds the answer to nothing."""
+`tool_choice` and `parallel_tool_calls` always go to the provider as written, and without
+`require_parameters` the answer to them is the provider's, as Momor's reference says of every
+field it does not read; a value of another shape is the provider's to answer either way."""
 
 from __future__ import annotations
 
@@ -112,6 +115,8 @@ def tool_rules(body: Mapping[str, Any]) -> ToolRules | None:
     if not any(name in body for name in FIELDS):
         return None
     most = _most(body.get("max_tool_calls"))
+    if not _honour_every_parameter(body):
+        return None if most is None else ToolRules(most=most)
     choice = body.get("tool_choice")
     named = _named(choice)
     rules = ToolRules(
@@ -125,6 +130,13 @@ def tool_rules(body: Mapping[str, Any]) -> ToolRules | None:
 
 
 NO_RULES = ToolRules()
+
+
+def _honour_every_parameter(body: Mapping[str, Any]) -> bool:
+    """`provider.require_parameters: true` (a value of another shape is refused where the
+    provider object is read)."""
+    provider = body.get("provider")
+    return isinstance(provider, dict) and provider.get("require_parameters") is True
 
 
 def _most(value: object) -> int | None:

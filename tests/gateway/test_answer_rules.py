@@ -29,6 +29,9 @@ class Scripted(StreamTranslator):
         return list(self.chunks[event.data])
 
 
+HONOURED = {"provider": {"require_parameters": True}}
+
+
 def chunk(delta: dict[str, Any], finish: str | None = None, index: int = 0) -> Any:
     return {"choices": [{"index": index, "delta": delta, "finish_reason": finish}]}
 
@@ -57,13 +60,16 @@ def fed(rules: AnswerRules, chunks: dict[str, list[Any]]) -> list[Any]:
         ({"tool_choice": "auto", "parallel_tool_calls": True}, None),
         ({"tool_choice": {"type": "allowed_tools"}}, None),
         ({"max_tool_calls": 3}, ToolRules(most=3)),
-        ({"parallel_tool_calls": False}, ToolRules(single=True)),
-        ({"tool_choice": "none"}, ToolRules(none=True)),
-        ({"tool_choice": "required"}, ToolRules(required=True)),
+        ({"parallel_tool_calls": False}, None),
+        ({"tool_choice": "required", "max_tool_calls": 2}, ToolRules(most=2)),
+        ({"parallel_tool_calls": False, **HONOURED}, ToolRules(single=True)),
+        ({"tool_choice": "none", **HONOURED}, ToolRules(none=True)),
+        ({"tool_choice": "required", **HONOURED}, ToolRules(required=True)),
         (
-            {"tool_choice": {"type": "function", "function": {"name": "f"}}},
+            {"tool_choice": {"type": "function", "function": {"name": "f"}}, **HONOURED},
             ToolRules(required=True, named="f"),
         ),
+        ({"tool_choice": "required", "provider": {"require_parameters": False}}, None),
     ],
 )
 def test_the_rules_a_call_sets(body: dict[str, Any], expected: ToolRules | None) -> None:

@@ -1,7 +1,9 @@
-"""The tool rules a call sets (max_tool_calls, parallel_tool_calls: false, a tool_choice of
-"none", "required" or naming a function), held against the answer over real HTTP on every
-adapter: an answer that breaks one fails its offering, so the call moves to the next candidate
-before any output, and a stream that has shown something ends on one error chunk."""
+"""The tool rules a call sets (max_tool_calls; and, under provider.require_parameters,
+parallel_tool_calls: false and a tool_choice of "none", "required" or naming a function), held
+against the answer over real HTTP on every adapter: an answer that breaks one fails its
+offering, so the call moves to the next candidate before any output, and a stream that has
+shown something ends on one error chunk. Without require_parameters, tool_choice and
+parallel_tool_calls are the provider's to answer, as Momor's reference says."""
 
 from __future__ import annotations
 
@@ -54,6 +56,7 @@ TOOLS = [
     for name in ("get_weather", "get_time")
 ]
 NAMED = {"type": "function", "function": {"name": "get_weather"}}
+HONOURED = {"provider": {"require_parameters": True}}
 
 
 def add_families(world: World) -> None:
@@ -151,7 +154,9 @@ def test_several_calls_when_parallel_is_false_move_to_the_next_candidate(
     world.fake.script(family.first, tool_calls=[WEATHER, TIME])
     world.fake.script(family.second, tool_calls=[TIME])
 
-    made, reason = served_by_second(world, family, ask(family, parallel_tool_calls=False), stream)
+    made, reason = served_by_second(
+        world, family, ask(family, parallel_tool_calls=False, **HONOURED), stream
+    )
 
     assert made == ["get_time"]
     assert reason.endswith("it made more than one tool call, and parallel_tool_calls is false.")
@@ -164,7 +169,9 @@ def test_a_call_to_another_function_than_the_named_one_moves_on(
     world.fake.script(family.first, tool_calls=[TIME])
     world.fake.script(family.second, tool_calls=[WEATHER])
 
-    made, reason = served_by_second(world, family, ask(family, tool_choice=NAMED), stream)
+    made, reason = served_by_second(
+        world, family, ask(family, tool_choice=NAMED, **HONOURED), stream
+    )
 
     assert made == ["get_weather"]
     assert reason.endswith("it called get_time, and tool_choice names get_weather.")
@@ -177,7 +184,9 @@ def test_a_call_when_tool_choice_is_none_moves_on(
     world.fake.script(family.first, tool_calls=[WEATHER])
     world.fake.script(family.second, text="Sunny.")
 
-    made, reason = served_by_second(world, family, ask(family, tool_choice="none"), stream)
+    made, reason = served_by_second(
+        world, family, ask(family, tool_choice="none", **HONOURED), stream
+    )
 
     assert made == []
     assert reason.endswith("it called a tool, and tool_choice is none.")
@@ -187,7 +196,9 @@ def test_no_call_when_one_is_required_moves_on(world: World, family: Family) -> 
     world.fake.script(family.first, text="Sunny.")
     world.fake.script(family.second, tool_calls=[WEATHER])
 
-    made, reason = served_by_second(world, family, ask(family, tool_choice="required"), False)
+    made, reason = served_by_second(
+        world, family, ask(family, tool_choice="required", **HONOURED), False
+    )
 
     assert made == ["get_weather"]
     assert reason.endswith("it called no tool, and tool_choice requires one.")
@@ -198,7 +209,7 @@ def test_a_stream_that_ends_without_the_required_call_ends_on_one_error_chunk(
 ) -> None:
     world.fake.script(family.first, text="Sunny.")
 
-    response = world.stream(ask(family, tool_choice="required"))
+    response = world.stream(ask(family, tool_choice="required", **HONOURED))
 
     chunks = events(response.text)
     assert streamed_text(chunks[:-1]) == "Sunny."
@@ -214,7 +225,7 @@ def test_a_stream_breaking_a_rule_after_output_ends_on_one_error_chunk(
 ) -> None:
     world.fake.script(family.first, text="Let me look.", tool_calls=[WEATHER, TIME])
 
-    response = world.stream(ask(family, parallel_tool_calls=False))
+    response = world.stream(ask(family, parallel_tool_calls=False, **HONOURED))
 
     chunks = events(response.text)
     assert "[DONE]" not in chunks
@@ -230,7 +241,7 @@ def test_an_answer_that_keeps_the_rules_is_served_by_the_first(
     world: World, family: Family, stream: bool
 ) -> None:
     world.fake.script(family.first, tool_calls=[WEATHER, WEATHER])
-    body = ask(family, max_tool_calls=2, tool_choice=NAMED)
+    body = ask(family, max_tool_calls=2, tool_choice=NAMED, **HONOURED)
 
     response = world.stream(body) if stream else world.post(body)
 
@@ -282,3 +293,40 @@ def test_the_tool_rules_still_go_to_the_provider(world: World) -> None:
 
     sent = world.fake.requests("gpt-5")[0]["body"]
     assert (sent["tool_choice"], sent["parallel_tool_calls"]) == (NAMED, False)
+
+
+@MODES
+@pytest.mark.parametrize(
+    ("rule", "answer"),
+    [
+        ({"tool_choice": "required"}, {"text": "Sunny."}),
+        ({"tool_choice": NAMED}, {"tool_calls": [TIME]}),
+        ({"tool_choice": "none"}, {"tool_calls": [WEATHER]}),
+        ({"parallel_tool_calls": False}, {"tool_calls": [WEATHER, TIME]}),
+    ],
+    ids=["required", "named", "none", "parallel"],
+)
+def test_without_require_parameters_the_answer_to_a_tool_rule_is_the_providers(
+    world: World, family: Family, stream: bool, rule: dict[str, Any], answer: dict[str, Any]
+) -> None:
+    world.fake.script(family.first, **answer)
+
+    body = ask(family, **rule)
+    response = world.stream(body) if stream else world.post(body)
+
+    assert response.status_code == 200, response.text
+    assert tried(world.fake) == [family.first]
+    if stream:
+        chunks = events(response.text)
+        assert chunks[-1] == "[DONE]"
+        assert streamed_calls(chunks) == names({"tool_calls": _calls(answer)})
+    else:
+        message = response.json()["choices"][0]["message"]
+        assert names(message) == names({"tool_calls": _calls(answer)})
+    drain()
+    generation = Generation.objects.get(request_id=response.headers["x-momor-request-id"])
+    assert generation.status == "success"
+
+
+def _calls(answer: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"function": call} for call in answer.get("tool_calls", ())]
