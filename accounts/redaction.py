@@ -5,6 +5,8 @@ looks like a key: Momor's `sk-momor-...` keys, provider keys of the `sk-...` fam
 tokens and the password of a URL. `KNOWN` holds every provider key this process has handled in
 plaintext (each is noted where it is decrypted or read from the environment), so that the log
 filter (`momor.logs`) masks them too. A masked secret keeps at most its last four characters.
+`scrub_bounded` is `scrub` for text of any length, such as a log line: it keeps a long text's
+first and last part only, and works on those alone.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ _PATTERNS = (
     re.compile(r"ya29\.[A-Za-z0-9_\-.]{8,}"),
 )
 _BEARER = re.compile(r"(?i)(bearer\s+)([A-Za-z0-9_\-.~+/=]{8,})")
-_URL_PASSWORD = re.compile(r"(?i)([a-z][a-z0-9+.\-]*://[^\s:/@]*:)([^\s@/]+)(@)")
+# A scheme starts where a run of scheme characters starts (the lookbehind): tried from every
+# letter of a long run instead, the pattern took time quadratic in the run's length.
+_URL_PASSWORD = re.compile(r"(?i)(?<![a-z0-9+.\-])([a-z][a-z0-9+.\-]*://[^\s:/@]*:)([^\s@/]+)(@)")
 
 
 def mask(secret: str) -> str:
@@ -94,3 +98,33 @@ def scrub(text: str, secrets: Iterable[str] = ()) -> str:
         text = pattern.sub(lambda m: mask(m.group(0)), text)
     text = _BEARER.sub(lambda m: m.group(1) + mask(m.group(2)), text)
     return _URL_PASSWORD.sub(lambda m: m.group(1) + MASK + m.group(3), text)
+
+
+# A secret this long or shorter that a cut would halve is masked whole or left out whole.
+CUT_MARGIN = 16 * 1024
+
+
+def scrub_bounded(text: str, limit: int) -> str:
+    """`scrub(text)`, with a text longer than `limit` characters cut to its first and last
+    `limit // 2` and a note of how many were left out between. Each kept part is scrubbed with
+    `CUT_MARGIN` characters more around its cut, so a secret the cut falls in is masked or left
+    out, never kept in part; the work is bounded by `limit`, whatever the text's length."""
+    if len(text) <= limit + 2 * CUT_MARGIN:
+        return scrub(text)
+    half = limit // 2
+    head, tail = text[: half + CUT_MARGIN], text[-(half + CUT_MARGIN) :]
+    kept_head, kept_tail = _scrubbed_head(head, half), _scrubbed_tail(tail, half)
+    return f"{kept_head}[... {len(text) - 2 * half:,} characters cut ...]{kept_tail}"
+
+
+def _scrubbed_head(window: str, keep: int) -> str:
+    # A secret cut at the window's end starts at least CUT_MARGIN - len(secret) past `keep`;
+    # masks before it move it forward by what they shortened the text, so the cut moves too.
+    clean = scrub(window)
+    return clean[: keep - max(0, len(window) - len(clean))]
+
+
+def _scrubbed_tail(window: str, keep: int) -> str:
+    clean = scrub(window)
+    keep -= max(0, len(window) - len(clean))
+    return clean[len(clean) - keep :]

@@ -1,7 +1,10 @@
 """Logging without secrets: a filter on every handler masks keys in each record (Momor's
 `sk-momor-...` keys, every provider key this process knows, Bearer tokens, URL passwords; see
 `accounts.redaction`), and Django's error reports (the admins' mail, the debug page) mask them
-in frame variables and request data too.
+in frame variables and request data too. A message or argument longer than `TEXT_MAX`
+characters (a traceback or stack longer than `TRACE_MAX`) keeps its first and last halves of
+that, so the work a record costs is bounded whatever a client sent (a 40,000-character URL in
+the ASGI server's access line).
 
 `configure` is LOGGING_CONFIG: it applies LOGGING, then puts the filter on handlers configured
 outside it (the ASGI server's own); Celery's are given it in `momor.celery`. With
@@ -19,9 +22,11 @@ from django.http import HttpRequest
 from django.views.debug import SafeExceptionReporterFilter
 from pythonjsonlogger.orjson import OrjsonFormatter
 
-from accounts.redaction import scrub
+from accounts.redaction import scrub, scrub_bounded
 
 _PLAIN = (int, float, bool, type(None))
+TEXT_MAX = 8 * 1024
+TRACE_MAX = 32 * 1024
 
 
 class ScrubSecrets(logging.Filter):
@@ -33,9 +38,9 @@ class ScrubSecrets(logging.Filter):
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
-            record.exc_text = scrub(record.exc_text)
+            record.exc_text = scrub_bounded(record.exc_text, TRACE_MAX)
         if record.stack_info:
-            record.stack_info = scrub(record.stack_info)
+            record.stack_info = scrub_bounded(record.stack_info, TRACE_MAX)
         return True
 
 
@@ -52,7 +57,7 @@ def _scrubbed(value: object) -> object:
     if isinstance(value, _PLAIN):
         return value
     text = str(value)
-    clean = scrub(text)
+    clean = scrub_bounded(text, TEXT_MAX)
     return value if clean == text else clean
 
 
