@@ -1,7 +1,8 @@
 """What Momor adds to an answer beside the provider's fields: `provider` (the provider's display
-name in the catalog), each choice's `native_finish_reason` (plain answers), Momor's usage fields
-(`gateway.answer_usage`), the usage Momor estimates where the provider sent none, and
-`momor_metadata` where the call asked for it (`gateway.routing_metadata`)."""
+name in the catalog), Momor's usage fields (`gateway.answer_usage`), the usage Momor estimates
+where the provider sent none, and `momor_metadata` where the call asked for it
+(`gateway.routing_metadata`). A Chat Completions provider's choices come back as it wrote them;
+a translated answer's carry `native_finish_reason`, written by its adapter."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from gateway.routing_metadata import served_metadata
 
 def plain_answer(reply: Reply, attempt: Attempt) -> None:
     """A plain answer's body completed: usage (estimated where the provider sent none, so the
-    call is billed on the same counts it shows), provider, native finish reasons, metadata."""
+    call is billed on the same counts it shows), provider, metadata."""
     body = reply.body
     if reply.usage is None:
         reply.usage = estimated_usage(attempt.call.body_size, _answer_chars(body["choices"]))
@@ -24,9 +25,6 @@ def plain_answer(reply: Reply, attempt: Attempt) -> None:
     if isinstance(usage, dict):
         attempt.add_cost(usage, estimated=reply.usage.estimated, parsed=reply.usage)
     body["provider"] = attempt.candidate.offering.provider.label
-    for choice in body["choices"]:
-        if isinstance(choice, dict):
-            choice.setdefault("native_finish_reason", choice.get("finish_reason"))
     metadata = served_metadata(attempt.call)
     if metadata is not None:
         body["momor_metadata"] = metadata  # type: ignore[typeddict-unknown-key]
