@@ -12,7 +12,8 @@ subclass there that applies the guard's limits while Twisted reads:
 - a body that grows past the limit is refused with 413 as soon as it does;
 - a body still arriving after the guard's time-out is refused with 408;
 
-each refusal closes the connection.
+each refusal carries a request id, as every answer does under uvicorn, and closes the
+connection.
 
 Shutdown. Daphne speaks no ASGI lifespan and, on SIGTERM, cancels every call under way at
 once. `install` puts a shutdown in its place that does what the lifespan does under uvicorn:
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from typing import Any
 
 from daphne import http_protocol, server
@@ -93,6 +95,7 @@ class BoundedWebRequest(http_protocol.WebRequest):  # type: ignore[misc]
         body = error.json()
         head = b"HTTP/1.1 %d %s\r\n" % (error.status, REASONS.get(error.status, b"Error"))
         head += b"content-type: application/json\r\ncontent-length: %d\r\n" % len(body)
+        head += b"x-momor-request-id: %s\r\n" % uuid.uuid4().hex.encode()
         head += b"connection: close\r\n\r\n"
         transport = self.channel.transport
         transport.pauseProducing()  # read no more of it
