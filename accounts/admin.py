@@ -5,6 +5,8 @@ key's secret is set through a password field and never rendered, nor its ciphert
 
 from __future__ import annotations
 
+from datetime import timedelta
+from decimal import Decimal
 from typing import Any
 
 from django import forms
@@ -26,8 +28,22 @@ class MembershipInline(admin.TabularInline[Membership, Organization]):
     extra = 0
 
 
+class OrganizationForm(forms.ModelForm[Organization]):
+    class Meta:
+        model = Organization
+        fields = ["slug", "name", "zdr_hold", "allow_deprecated", "max_model_age"]
+
+    def clean_max_model_age(self) -> timedelta | None:
+        """As set_policy and the members' UI hold it: empty for no limit, else above zero."""
+        age: timedelta | None = self.cleaned_data["max_model_age"]
+        if age is not None and age <= timedelta(0):
+            raise forms.ValidationError("The maximum model age must be longer than zero.")
+        return age
+
+
 @admin.register(Organization)
 class OrganizationAdmin(admin.ModelAdmin[Organization]):
+    form = OrganizationForm
     inlines = [MembershipInline]
     fields = ["slug", "name", "balance", "zdr_hold", "allow_deprecated", "max_model_age"]
     readonly_fields = ["balance"]
@@ -36,9 +52,31 @@ class OrganizationAdmin(admin.ModelAdmin[Organization]):
     search_fields = ["slug", "name"]
 
 
+class ApiKeyForm(forms.ModelForm[ApiKey]):
+    """A key's limits as the members' UI and the management API take them."""
+
+    class Meta:
+        model = ApiKey
+        fields = ["name", "expires_at", "credit_limit", "rate_limit"]
+
+    def clean_credit_limit(self) -> Decimal | None:
+        limit: Decimal | None = self.cleaned_data["credit_limit"]
+        if limit is not None and limit < 0:
+            raise forms.ValidationError("The credit limit must not be negative.")
+        return limit
+
+    def clean_rate_limit(self) -> int | None:
+        limit: int | None = self.cleaned_data["rate_limit"]
+        if limit is not None and limit < 1:
+            raise forms.ValidationError("The rate limit must be at least 1 a minute.")
+        return limit
+
+
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin[ApiKey]):
     """No add form: a key's secret is shown once, by `create_api_key` or the members' UI."""
+
+    form = ApiKeyForm
 
     fields = [
         "prefix",

@@ -18,7 +18,18 @@ from accounts.formatting import clipped, usd
 from accounts.models import Organization
 from accounts.paging import EstimatedCountPaginator
 from billing.ledger import ledger_post
-from billing.models import Attempt, DeadLetter, EntryKind, Generation, LedgerEntry
+from billing.models import (
+    MONEY_DIGITS,
+    MONEY_PLACES,
+    Attempt,
+    DeadLetter,
+    EntryKind,
+    Generation,
+    LedgerEntry,
+)
+
+# What the organization's balance column holds, either side of zero.
+BALANCE_BOUND = Decimal(10) ** (MONEY_DIGITS - MONEY_PLACES)
 
 
 class ReadOnlyAdminMixin:
@@ -151,6 +162,19 @@ class AdjustmentForm(forms.ModelForm[LedgerEntry]):
         if amount == 0:
             raise forms.ValidationError("An adjustment must move the balance.")
         return amount
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        organization, amount = cleaned.get("organization"), cleaned.get("amount")
+        if organization is not None and amount is not None:
+            after = organization.balance + amount
+            if abs(after) >= BALANCE_BOUND:
+                self.add_error(
+                    "amount",
+                    f"The balance would be {after.normalize():f} USD: it must stay under "
+                    f"{BALANCE_BOUND} USD.",
+                )
+        return cleaned
 
 
 @admin.register(LedgerEntry)

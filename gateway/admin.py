@@ -6,7 +6,7 @@ the key nor its ciphertext is ever rendered."""
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 from asgiref.sync import async_to_sync
 from django import forms
@@ -22,7 +22,15 @@ from django_stubs_ext import StrOrPromise
 from accounts.formatting import clipped
 from accounts.key_env import key_env_problem
 from accounts.secrets import readable
-from gateway.catalog.loader import OFFERING_CAPABILITIES, OFFERING_PRICES
+from gateway.catalog.loader import OFFERING_CAPABILITIES
+from gateway.catalog.rules import (
+    MODEL_RULES,
+    OFFERING_PRICES,
+    OFFERING_RULES,
+    PLACE_RULES,
+    Rule,
+    RuleError,
+)
 from gateway.figures import figures_of
 from gateway.models import Model as CatalogModel
 from gateway.models import Offering, Provider, Region
@@ -35,12 +43,33 @@ def _https_formfield(field: models.Field[Any, Any], **kwargs: Any) -> forms.Fiel
     return field.formfield(**kwargs)
 
 
+M = TypeVar("M", bound=models.Model)
+
+
+class RuledForm(forms.ModelForm[M]):
+    """A catalog row's form whose fields are held to the catalog file's rules
+    (gateway/catalog/rules.py): each is stored as its rule makes it, or refused with its
+    message."""
+
+    rules: ClassVar[dict[str, Rule]] = {}
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        for name, rule in self.rules.items():
+            if name in cleaned:  # a field on the form that passed Django's own checks
+                try:
+                    cleaned[name] = rule(name, cleaned[name])
+                except RuleError as exc:
+                    self.add_error(name, str(exc))
+        return cleaned
+
+
 PROVIDER_FIELDS = [
     "name", "display_name", "api", "base_url", "key_env", "zdr", "collects_data", "locations",
 ]  # fmt: skip
 
 
-class ProviderForm(forms.ModelForm[Provider]):
+class ProviderForm(RuledForm[Provider]):
     new_key = forms.CharField(
         label="New key",
         required=False,
@@ -59,6 +88,8 @@ class ProviderForm(forms.ModelForm[Provider]):
         model = Provider
         fields = PROVIDER_FIELDS
         formfield_callback = _https_formfield
+
+    rules = PLACE_RULES
 
     def clean_key_env(self) -> str:
         name: str = self.cleaned_data["key_env"].strip()
@@ -97,8 +128,13 @@ URL_OVERRIDES: dict[type[models.Field[Any, Any]], dict[str, Any]] = {
 }
 
 
+class RegionForm(RuledForm[Region]):
+    rules = PLACE_RULES
+
+
 class RegionInline(admin.TabularInline[Region, Provider]):
     model = Region
+    form = RegionForm
     formfield_overrides = URL_OVERRIDES
     fields = ["name", "base_url", "collects_data", "locations"]
     extra = 0
@@ -137,8 +173,13 @@ class ProviderAdmin(admin.ModelAdmin[Provider]):
         )
 
 
+class CatalogModelForm(RuledForm[CatalogModel]):
+    rules = MODEL_RULES
+
+
 @admin.register(CatalogModel)
 class CatalogModelAdmin(admin.ModelAdmin[CatalogModel]):
+    form = CatalogModelForm
     list_display = [
         "id", "name", "released", "deprecated", "tiers", "auto", "context_length",
         "max_output_tokens",
@@ -146,8 +187,14 @@ class CatalogModelAdmin(admin.ModelAdmin[CatalogModel]):
     list_filter = ["deprecated", "auto"]
     search_fields = ["id"]
 
+    def get_readonly_fields(
+        self, request: HttpRequest, obj: CatalogModel | None = None
+    ) -> list[str] | tuple[str, ...]:
+        # The id is the primary key: a changed one would save a second model beside the first.
+        return ("id",) if obj is not None else ()
 
-class OfferingForm(forms.ModelForm[Offering]):
+
+class OfferingForm(RuledForm[Offering]):
     class Meta:
         model = Offering
         fields = [
@@ -159,6 +206,8 @@ class OfferingForm(forms.ModelForm[Offering]):
             *OFFERING_CAPABILITIES,
             "enabled",
         ]
+
+    rules = OFFERING_RULES
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}

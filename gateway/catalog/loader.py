@@ -6,7 +6,6 @@ same file twice changes nothing. The format is in DESIGN.md, "Operator interface
 
 from __future__ import annotations
 
-import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -14,16 +13,13 @@ from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, NoReturn, Protocol, TypeVar
-from urllib.parse import urlsplit
 
 from django.db import models, transaction
 
 from accounts.key_env import key_env_problem
+from gateway.catalog import rules
+from gateway.catalog.rules import OFFERING_PRICES, Rule, RuleError
 from gateway.models import AdapterKind, Model, Offering, Provider, Region
-
-# Ordered from shallowest to deepest: routing picks the nearest deeper one a model takes.
-REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
-INPUT_MODALITIES = ("image", "audio", "file")
 
 PLACE_FIELDS = ("collects_data", "locations")
 PROVIDER_FIELDS = frozenset(
@@ -33,7 +29,6 @@ REGION_FIELDS = frozenset({"name", "base_url", *PLACE_FIELDS})
 MODEL_FIELDS = frozenset(
     {"id", "name", "released", "deprecated", "tiers", "auto", "context_length", "max_output_tokens"}
 )
-OFFERING_PRICES = ("prompt_price", "completion_price", "cache_read_price", "cache_write_price")
 OFFERING_CAPABILITIES = (
     "tools",
     "json_schema",
@@ -45,12 +40,6 @@ OFFERING_CAPABILITIES = (
 OFFERING_FIELDS = frozenset(
     {"model", "provider", "upstream_id", "enabled", *OFFERING_PRICES, *OFFERING_CAPABILITIES}
 )
-
-_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
-_WORD = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
-_MODEL_ID = re.compile(r"^[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._-]*$")
-_PRICE_PLACES = 6  # Offering's price fields: 14 digits, 6 of them decimal places
-_PRICE_CEILING = Decimal(10) ** (14 - _PRICE_PLACES)
 
 Values = dict[str, object]
 M = TypeVar("M", bound=models.Model)
@@ -157,12 +146,12 @@ class _Table:
             self.fail(f"'{key}' is longer than {max_length} characters")
         return value
 
-    def url(self, key: str) -> str:
-        value = self.text(key, max_length=500)
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            self.fail(f"'{key}' must be an http or https URL, not '{value}'")
-        return value
+    def ruled(self, key: str, rule: Rule, default: object = REQUIRED) -> Any:
+        """The field's value as its rule (gateway/catalog/rules.py) stores it."""
+        try:
+            return rule(key, self._value(key, default))
+        except RuleError as exc:
+            self.fail(str(exc))
 
     def flag(self, key: str, default: bool | None) -> bool | None:
         value = self._value(key, default)
@@ -175,59 +164,6 @@ class _Table:
         if value is not None and (not isinstance(value, date) or isinstance(value, datetime)):
             self.fail(f"'{key}' must be a date such as 2025-08-07")
         return value
-
-    def count(self, key: str) -> int | None:
-        value = self._value(key, None)
-        if value is not None and (type(value) is not int or value <= 0):
-            self.fail(f"'{key}' must be a positive whole number")
-        return value
-
-    def price(self, key: str, default: Decimal | _Required = REQUIRED) -> Decimal:
-        value = self._value(key, default)
-        if isinstance(value, Decimal):
-            return value
-        if type(value) not in (int, float):
-            self.fail(f"'{key}' must be a number (USD per million tokens)")
-        return self._checked_price(key, Decimal(str(value)))
-
-    def _checked_price(self, key: str, price: Decimal) -> Decimal:
-        if not price.is_finite() or price >= _PRICE_CEILING:
-            self.fail(f"'{key}' must be a finite price under {_PRICE_CEILING}")
-        if price < 0:
-            self.fail(f"'{key}' must not be negative")
-        if price != round(price, _PRICE_PLACES):
-            self.fail(f"'{key}' has more than {_PRICE_PLACES} decimal places")
-        return price
-
-    def names(self, key: str, what: str, valid: tuple[str, ...] | None = None) -> list[str]:
-        value = self._value(key, [])
-        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-            self.fail(f"'{key}' must be a list of strings")
-        for index, item in enumerate(value):
-            self._check_name(item, what, valid)
-            if item in value[:index]:
-                self.fail(f"duplicate {what} '{item}'")
-        return sorted(value, key=valid.index) if valid else list(value)
-
-    def names_or_none(self, key: str, what: str, valid: tuple[str, ...]) -> list[str] | None:
-        """`names`, or None where the key is left out."""
-        return None if self._value(key, None) is None else self.names(key, what, valid)
-
-    def words(self, key: str, what: str) -> list[str]:
-        """Identifiers such as parameter names or locations: letters, digits, . _ : -"""
-        value = self._value(key, [])
-        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-            self.fail(f"'{key}' must be a list of strings")
-        for item in value:
-            if not _WORD.match(item):
-                self.fail(f"{what} '{item}' must be letters, digits, '.', '_', ':' or '-'")
-        return list(dict.fromkeys(value))
-
-    def _check_name(self, item: str, what: str, valid: tuple[str, ...] | None) -> None:
-        if valid is not None and item not in valid:
-            self.fail(f"unknown {what} '{item}' (valid: {', '.join(valid)})")
-        if valid is None and not _NAME.match(item):
-            self.fail(f"{what} '{item}' must be lowercase letters, digits, - or _")
 
     def tables(self, key: str, header: str) -> list[object]:
         value = self._value(key, [])
@@ -264,18 +200,18 @@ def _unique(specs: Iterable[_Spec]) -> None:
         seen.add(spec.label)
 
 
-def _check_name(table: _Table, name: str) -> str:
-    if not _NAME.match(name):
-        table.fail(f"name '{name}' must be lowercase letters, digits, - or _")
+def _check_name(table: _Table) -> str:
+    table.text("name", max_length=50)
+    name: str = table.ruled("name", rules.name)
     return name
 
 
 def _parse_region(table: _Table) -> RegionSpec:
-    name = _check_name(table, table.text("name", max_length=50))
+    name = _check_name(table)
     values: Values = {
-        "base_url": table.url("base_url"),
+        "base_url": _url(table),
         "collects_data": table.flag("collects_data", None),
-        "locations": table.words("locations", "location"),
+        "locations": table.ruled("locations", rules.locations, []),
     }
     return RegionSpec(name=name, base_url=str(values["base_url"]), values=values)
 
@@ -294,7 +230,7 @@ def _parse_regions(table: _Table, provider: str) -> tuple[RegionSpec, ...]:
 
 
 def _parse_provider(table: _Table) -> ProviderSpec:
-    name = _check_name(table, table.text("name", max_length=50))
+    name = _check_name(table)
     api = table.text("api", max_length=20)
     if api not in AdapterKind.values:
         table.fail(f"unknown api '{api}' (valid: {', '.join(AdapterKind.values)})")
@@ -304,35 +240,34 @@ def _parse_provider(table: _Table) -> ProviderSpec:
         table.fail(problem)
     values: Values = {
         "api": api,
-        "base_url": table.url("base_url"),
+        "base_url": _url(table),
         "key_env": key_env,
         "zdr": table.flag("zdr", False),
         "display_name": table.text("display_name", max_length=100, default=""),
         "collects_data": table.flag("collects_data", True),
-        "locations": table.words("locations", "location"),
+        "locations": table.ruled("locations", rules.locations, []),
     }
     return ProviderSpec(name=name, values=values, regions=regions)
 
 
 def _parse_model(table: _Table) -> ModelSpec:
-    model_id = table.text("id", max_length=200)
-    if not _MODEL_ID.match(model_id):
-        table.fail("id must be publisher/name in lowercase letters, digits, '.', '-' or '_'")
+    table.text("id", max_length=200)
+    model_id: str = table.ruled("id", rules.model_id)
     values: Values = {
         "name": table.text("name", max_length=200, default=""),
         "released": table.day("released"),
         "deprecated": table.flag("deprecated", False),
-        "tiers": table.names("tiers", "tier"),
+        "tiers": table.ruled("tiers", rules.tiers, []),
         "auto": table.flag("auto", False),
-        "context_length": table.count("context_length"),
-        "max_output_tokens": table.count("max_output_tokens"),
+        "context_length": table.ruled("context_length", rules.count, None),
+        "max_output_tokens": table.ruled("max_output_tokens", rules.count, None),
     }
     return ModelSpec(id=model_id, values=values)
 
 
 def _split_place(table: _Table, place: str) -> tuple[str, str | None]:
     root, at, region = place.partition("@")
-    if not _NAME.match(root) or (at and not _NAME.match(region)):
+    if not _is_name(root) or (at and not _is_name(region)):
         table.fail(f"provider '{place}' must be a provider name or name@region")
     return root, region or None
 
@@ -342,19 +277,15 @@ def _parse_offering(table: _Table) -> OfferingSpec:
     root, region = _split_place(table, table.text("provider", max_length=101))
     values: Values = {
         "upstream_id": table.text("upstream_id", max_length=200),
-        "prompt_price": table.price("prompt_price"),
-        "completion_price": table.price("completion_price"),
-        "cache_read_price": table.price("cache_read_price", Decimal(0)),
-        "cache_write_price": table.price("cache_write_price", Decimal(0)),
+        "prompt_price": table.ruled("prompt_price", rules.price),
+        "completion_price": table.ruled("completion_price", rules.price),
+        "cache_read_price": table.ruled("cache_read_price", rules.price, Decimal(0)),
+        "cache_write_price": table.ruled("cache_write_price", rules.price, Decimal(0)),
         "tools": table.flag("tools", False),
         "json_schema": table.flag("json_schema", False),
-        "reasoning_efforts": table.names(
-            "reasoning_efforts", "reasoning effort", REASONING_EFFORTS
-        ),
-        "input_modalities": table.names_or_none(
-            "input_modalities", "input modality", INPUT_MODALITIES
-        ),
-        "parameters": table.words("parameters", "parameter"),
+        "reasoning_efforts": table.ruled("reasoning_efforts", rules.reasoning_efforts, []),
+        "input_modalities": table.ruled("input_modalities", rules.input_modalities, None),
+        "parameters": table.ruled("parameters", rules.parameters, []),
         "quantization": _quantization(table),
     }
     enabled = table.flag("enabled", None)
@@ -364,10 +295,23 @@ def _parse_offering(table: _Table) -> OfferingSpec:
 
 
 def _quantization(table: _Table) -> str:
-    value = table.text("quantization", max_length=40, default="")
-    if value and not _WORD.match(value):
-        table.fail(f"quantization '{value}' must be letters, digits, '.', '_', ':' or '-'")
-    return value.lower()
+    table.text("quantization", max_length=40, default="")
+    value: str = table.ruled("quantization", rules.quantization, "")
+    return value
+
+
+def _url(table: _Table) -> str:
+    table.text("base_url", max_length=500)
+    value: str = table.ruled("base_url", rules.url)
+    return value
+
+
+def _is_name(text: str) -> bool:
+    try:
+        rules.name("name", text)
+    except rules.RuleError:
+        return False
+    return True
 
 
 def catalog_parse(data: Mapping[str, object]) -> Catalog:

@@ -389,6 +389,26 @@ def test_it_refuses_a_price_finer_than_the_database_keeps(tmp_path: Path) -> Non
     )
 
 
+@pytest.mark.parametrize("value", ["nan", "inf", "100000000", "-0.8"])
+def test_it_refuses_a_price_the_money_path_cannot_take(tmp_path: Path, value: str) -> None:
+    message = refusal(tmp_path, VALID.replace("1.25", value))
+    assert message == (
+        "offering 'openai/gpt-5' on 'openai': 'prompt_price' must not be negative"
+        if value.startswith("-")
+        else "offering 'openai/gpt-5' on 'openai': 'prompt_price' must be a finite price under "
+        "100000000"
+    )
+    assert not Offering.objects.exists()
+
+
+@pytest.mark.parametrize("field", ["context_length", "max_output_tokens"])
+def test_it_refuses_a_token_count_beyond_its_column(tmp_path: Path, field: str) -> None:
+    assert refusal(
+        tmp_path, VALID.replace("[[offerings]]", f"{field} = 2147483648\n\n[[offerings]]")
+    ) == (f"model 'openai/gpt-5': '{field}' must be at most 2147483647")
+    assert not Model.objects.exists()
+
+
 def test_it_refuses_an_unknown_reasoning_effort(tmp_path: Path) -> None:
     assert refusal(tmp_path, VALID + 'reasoning_efforts = ["low", "extreme"]\n') == (
         "offering 'openai/gpt-5' on 'openai': unknown reasoning effort 'extreme' "

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from gateway.models import Offering
+from gateway.models import Model, Offering
 from tests.child_process import manage
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,3 +123,40 @@ def test_a_real_run_on_a_bad_file_exits_non_zero_with_one_line_and_no_traceback(
         f"CommandError: invalid TOML in {path}: "
         "Expected ']]' at the end of an array declaration (at line 20, column 9)\n"
     )
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("old", "new", "line"),
+    [
+        (
+            "prompt_price = 0.1",
+            "prompt_price = -0.8",
+            "offering 'mistralai/mistral-small' on 'mistral': 'prompt_price' must not be negative",
+        ),
+        (
+            'tiers = ["low"]',
+            'tiers = ["low"]\ncontext_length = 4294967296',
+            "model 'mistralai/mistral-small': 'context_length' must be at most 2147483647",
+        ),
+        (
+            'tiers = ["low"]',
+            'tiers = "low"',
+            "model 'mistralai/mistral-small': 'tiers' must be a list of strings",
+        ),
+        (
+            "tools = true",
+            'reasoning_efforts = ["ultra"]',
+            "offering 'mistralai/mistral-small' on 'mistral': unknown reasoning effort 'ultra' "
+            "(valid: none, minimal, low, medium, high, xhigh)",
+        ),
+    ],
+    ids=["negative-price", "count-beyond-column", "tiers-string", "effort"],
+)
+def test_a_real_run_refuses_a_bad_field_in_one_line_and_loads_nothing(
+    tmp_path: Path, old: str, new: str, line: str
+) -> None:
+    done = manage("load_catalog", str(write(tmp_path, CATALOG.replace(old, new))))
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", f"CommandError: {line}\n")
+    assert not Model.objects.exists()
+    assert not Offering.objects.exists()
