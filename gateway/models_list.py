@@ -1,5 +1,6 @@
 """`GET /v1/models`: the catalog's models in OpenAI's list shape, with their offerings' prices,
-capabilities, filter fields and measured figures (`stats`)."""
+capabilities, filter fields and measured figures (`stats`, for a caller with a key or a
+session alone: they count every tenant's calls)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ from gateway.figures import Figures, figures_of
 from gateway.snapshot import Catalog, ModelInfo, OfferingInfo
 
 
-async def models_payload(catalog: Catalog) -> bytes:
-    """The list for this snapshot, with each offering's figures of the last 15 minutes."""
+async def models_payload(catalog: Catalog, with_figures: bool = True) -> bytes:
+    """The list for this snapshot, with each offering's figures of the last 15 minutes (none
+    when `with_figures` is false: `stats` is null)."""
     served = sorted((m for m in catalog.models.values() if m.offerings), key=lambda m: m.id)
-    figures = await figures_of(o.id for m in served for o in m.offerings)
+    figures = await figures_of(o.id for m in served for o in m.offerings) if with_figures else {}
     return orjson.dumps({"object": "list", "data": [_model(m, figures) for m in served]})
 
 

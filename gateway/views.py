@@ -70,4 +70,15 @@ async def models(request: HttpRequest) -> HttpResponse:
     if request.method != "GET":
         return error_response(GatewayError(405, "Use GET.", code="method_not_allowed"))
     catalog = await STATE.ready()
-    return HttpResponse(await models_payload(catalog), content_type="application/json")
+    figures = await _known_caller(request)
+    return HttpResponse(await models_payload(catalog, figures), content_type="application/json")
+
+
+async def _known_caller(request: HttpRequest) -> bool:
+    """Whether the list may carry the offerings' measured figures: they count every tenant's
+    calls, so a caller without a key or a session sees none."""
+    try:
+        await authenticate(request, records_only=True)
+    except GatewayError:
+        return False
+    return True

@@ -254,7 +254,11 @@ SPECTACULAR_SETTINGS = {"TITLE": "Momor management API", "VERSION": "1"}
 # probe waits on a store.
 MOMOR_METRICS = env_bool("MOMOR_METRICS", default=True)
 MOMOR_METRICS_TOKEN = env_secret("MOMOR_METRICS_TOKEN")
+# Without a token, /metrics is served on Momor's port only when opened on purpose (a port that
+# is itself private); a port of their own listens on this address (loopback unless told).
+MOMOR_METRICS_PUBLIC = env_bool("MOMOR_METRICS_PUBLIC", default=False)
 MOMOR_METRICS_PORT = env_int("MOMOR_METRICS_PORT", 0)
+MOMOR_METRICS_ADDRESS = env_str("MOMOR_METRICS_ADDRESS", "127.0.0.1")
 MOMOR_METRICS_ORGANIZATIONS = env_int("MOMOR_METRICS_ORGANIZATIONS", 20)
 MOMOR_METRICS_ORGANIZATION_IDS = env_list("MOMOR_METRICS_ORGANIZATION_IDS", [])
 MOMOR_PROBE_TIMEOUT_SECONDS = env_float("MOMOR_PROBE_TIMEOUT_SECONDS", 0.5)
@@ -298,9 +302,10 @@ DEFAULT_FROM_EMAIL = env_str("MOMOR_FROM_EMAIL", "momor@localhost")
 # Roles and sign-in (see README, "Security") -------------------------------------------
 # How long an invitation's link works.
 MOMOR_INVITATION_TTL_SECONDS = env_int("MOMOR_INVITATION_TTL_SECONDS", 7 * 24 * 3600)
-# Sign-in throttling: after this many failed sign-ins for one account, or from one client
-# address, within a window, further sign-ins (right password or not) are refused until the
-# window ends. Counted in the cache: Redis with REDIS_URL, each process's memory otherwise.
+# Sign-in throttling: after this many failed sign-ins from one client address, within a
+# window, its further sign-ins (right password or not) are refused until they age out; after
+# this many for one account, its sign-ins from the addresses that failed on it are. Counted in
+# the cache: Redis with REDIS_URL, each process's memory otherwise.
 MOMOR_SIGNIN_FAILURES = env_int("MOMOR_SIGNIN_FAILURES", 5)
 MOMOR_SIGNIN_FAILURES_PER_ADDRESS = env_int("MOMOR_SIGNIN_FAILURES_PER_ADDRESS", 20)
 MOMOR_SIGNIN_WINDOW_SECONDS = env_int("MOMOR_SIGNIN_WINDOW_SECONDS", 900)

@@ -1,5 +1,6 @@
 """The operations routes, answered in front of everything else (no authentication, rate limit
-or record): GET /healthz, GET /readyz and, unless served on a port of its own, GET /metrics."""
+or record): GET /healthz, GET /readyz and, unless served on a port of its own, GET /metrics
+(with its token, or when opened on purpose)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,11 @@ class OperationsRoutes:
 
 
 def _metrics_here() -> bool:
-    return bool(settings.MOMOR_METRICS) and not settings.MOMOR_METRICS_PORT
+    """Tenants' figures are never on Momor's port by default: a scrape needs the token, unless
+    the operator opened the route on purpose (MOMOR_METRICS_PUBLIC, a port that is private)."""
+    if not settings.MOMOR_METRICS or settings.MOMOR_METRICS_PORT:
+        return False
+    return bool(settings.MOMOR_METRICS_TOKEN) or bool(settings.MOMOR_METRICS_PUBLIC)
 
 
 async def _serve(path: str, scope: Scope, send: Send) -> None:

@@ -22,4 +22,4 @@ def install() -> None:
 def serve_metrics_port() -> None:
     """The metrics port of its own, when configured (called by ASGI processes alone)."""
     if settings.MOMOR_METRICS and settings.MOMOR_METRICS_PORT:
-        exposition.serve_on_port(settings.MOMOR_METRICS_PORT)
+        exposition.serve_on_port(settings.MOMOR_METRICS_PORT, settings.MOMOR_METRICS_ADDRESS)

@@ -9,8 +9,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 Sample = tuple[str, frozenset[tuple[str, str]]]
 
+SCRAPE_TOKEN = "scrape-token-0123456789"
+"""The metrics token the tests' gateways are given (tests/gateway/ops/conftest.py)."""
 
-def scrape(url: str, token: str | None = None) -> dict[Sample, float]:
+
+def scrape(url: str, token: str | None = SCRAPE_TOKEN) -> dict[Sample, float]:
     headers = {"authorization": f"Bearer {token}"} if token else {}
     response = httpx.get(url + "/metrics", headers=headers, timeout=10)
     assert response.status_code == 200, response.text

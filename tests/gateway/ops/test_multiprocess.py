@@ -14,7 +14,7 @@ from billing.recording import drain
 from tests.conftest import make_key, make_org
 from tests.fake_upstream_fixture import FakeUpstream
 from tests.gateway.conftest import build_catalog
-from tests.gateway.ops.scrape import sample, scrape
+from tests.gateway.ops.scrape import SCRAPE_TOKEN, sample, scrape
 from tests.gateway.ops.test_calllog import PATIENT, ready
 from tests.real_server import RealServer, start
 
@@ -33,7 +33,11 @@ def two_gateways(
     transactional_db: None, fake: FakeUpstream, tmp_path: Path
 ) -> Iterator[tuple[RealServer, RealServer]]:
     build_catalog(fake.url)
-    env = {"PROMETHEUS_MULTIPROC_DIR": str(tmp_path), **PATIENT}
+    env = {
+        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path),
+        "MOMOR_METRICS_TOKEN": SCRAPE_TOKEN,
+        **PATIENT,
+    }
     first = start("uvicorn", **env)
     second = start("uvicorn", **env)
     ready(first)

@@ -14,7 +14,7 @@ from billing.recording import drain
 from gateway.ops import exposition
 from tests.gateway.calls import ask, settled_world  # noqa: F401 - autouse
 from tests.gateway.conftest import World
-from tests.gateway.ops.scrape import sample, scrape
+from tests.gateway.ops.scrape import SCRAPE_TOKEN, sample, scrape
 from tests.stores import free_port
 
 TOKEN = "metrics-token-0123456789"
@@ -22,7 +22,8 @@ TOKEN = "metrics-token-0123456789"
 
 @pytest.mark.parametrize("path", ["/healthz", "/readyz", "/metrics"])
 def test_operations_routes_need_no_key_and_leave_no_record(world: World, path: str) -> None:
-    response = httpx.get(world.url + path, timeout=10)
+    token = {"authorization": f"Bearer {SCRAPE_TOKEN}"} if path == "/metrics" else {}
+    response = httpx.get(world.url + path, headers=token, timeout=10)
     assert response.status_code == 200, response.text
     assert "x-momor-request-id" not in response.headers
     assert not any(name.startswith("x-ratelimit") for name in response.headers)
@@ -50,7 +51,8 @@ def test_metrics_behind_a_token_need_it(world: World, settings: Any) -> None:
 
 def test_metrics_off_leave_no_route(world: World, settings: Any) -> None:
     settings.MOMOR_METRICS = False
-    assert httpx.get(world.url + "/metrics", timeout=10).status_code == 404
+    token = {"authorization": f"Bearer {SCRAPE_TOKEN}"}
+    assert httpx.get(world.url + "/metrics", headers=token, timeout=10).status_code == 404
 
 
 def test_metrics_on_a_port_of_their_own(world: World, settings: Any) -> None:
