@@ -109,7 +109,7 @@ def scrub_bounded(text: str, limit: int) -> str:
     `limit // 2` and a note of how many were left out between. Each kept part is scrubbed with
     `CUT_MARGIN` characters more around its cut, so a secret the cut falls in is masked or left
     out, never kept in part; the work is bounded by `limit`, whatever the text's length."""
-    if len(text) <= limit + 2 * CUT_MARGIN:
+    if len(text) <= limit:
         return scrub(text)
     half = limit // 2
     head, tail = text[: half + CUT_MARGIN], text[-(half + CUT_MARGIN) :]

@@ -65,7 +65,7 @@ class BodyLimit:
             return
         limit = self.limit_for(scope["path"])
         if _declared_length(scope) > limit:
-            await _refuse(send, self.too_large(scope, limit))
+            await refuse(send, self.too_large(scope, limit))
             return
         reader = _Reader(receive, limit, self.timeout)
         answer = _Answer(send)
@@ -75,7 +75,7 @@ class BodyLimit:
             if answer.started:
                 raise
             refusal = exc.error if exc.error.status != 413 else self.too_large(scope, limit)
-            await _refuse(send, refusal)
+            await refuse(send, refusal)
 
     async def whole_body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
         """The body of a request the caller serves itself, read whole within the route's
@@ -83,15 +83,15 @@ class BodyLimit:
         is sent here) or when the client went away."""
         limit = self.limit_for(scope["path"])
         if _declared_length(scope) > limit:
-            await _refuse(send, self.too_large(scope, limit))
+            await refuse(send, self.too_large(scope, limit))
             return None
         try:
             async with asyncio.timeout(self.timeout):
                 return await _read(receive, limit)
         except TimeoutError:
-            await _refuse(send, request_timeout(self.timeout))
+            await refuse(send, request_timeout(self.timeout))
         except _Refused:
-            await _refuse(send, self.too_large(scope, limit))
+            await refuse(send, self.too_large(scope, limit))
         return None
 
     def too_large(self, scope: Scope, limit: int) -> GatewayError:
@@ -183,7 +183,8 @@ def request_timeout(seconds: float) -> GatewayError:
     )
 
 
-async def _refuse(send: Send, error: GatewayError) -> None:
+async def refuse(send: Send, error: GatewayError) -> None:
+    """Answer `error` as OpenAI's error object, with a request id, and close the connection."""
     body = error.json()
     headers = [
         (b"content-type", b"application/json"),

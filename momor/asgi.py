@@ -1,6 +1,7 @@
-"""ASGI entry point: over HTTP, the lean completions route for Bearer-key calls (its bodies
-bounded by the guard's limits), else the body-size guard, the operations routes (probes,
-metrics), then Django; Channels consumers over websockets."""
+"""ASGI entry point: first the bounds of a request's URL and headers (`gateway.head_limit`);
+then over HTTP, the lean completions route for Bearer-key calls (its bodies bounded by the
+guard's limits), else the body-size guard, the operations routes (probes, metrics), then
+Django; Channels consumers over websockets."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from django.urls import path  # noqa: E402
 
 from billing.consumers import GenerationFeed  # noqa: E402
 from gateway.body_limit import ASGIApp, BodyLimit, WebsocketMessageLimit  # noqa: E402
+from gateway.head_limit import HeadLimit  # noqa: E402
 from gateway.lean import LeanCompletions  # noqa: E402
 from gateway.lifespan import lifespan  # noqa: E402
 from gateway.ops.routes import OperationsRoutes  # noqa: E402
@@ -49,13 +51,15 @@ websocket_routes = [path("ws/generations/", GenerationFeed.as_asgi())]  # type: 
 
 application = ProtocolTypeRouter(
     {
-        "http": http_app,
+        "http": HeadLimit(http_app),
         "lifespan": lifespan,
-        "websocket": WebsocketMessageLimit(
-            AllowedHostsOriginValidator(
-                AuthMiddlewareStack(URLRouter(websocket_routes))  # type: ignore[arg-type]
-            ),
-            settings.MOMOR_WEBSOCKET_MESSAGE_BYTES,
+        "websocket": HeadLimit(
+            WebsocketMessageLimit(
+                AllowedHostsOriginValidator(
+                    AuthMiddlewareStack(URLRouter(websocket_routes))  # type: ignore[arg-type]
+                ),
+                settings.MOMOR_WEBSOCKET_MESSAGE_BYTES,
+            )
         ),
     }
 )
