@@ -135,6 +135,13 @@ if is_cluster(REDIS_URL) and not MOMOR_CACHE_REDIS_URL:
     )
 if is_cluster(MOMOR_CACHE_REDIS_URL):
     raise ImproperlyConfigured("MOMOR_CACHE_REDIS_URL must name a single Redis, not a cluster")
+# The channel layer's receive waits in Redis (BZPOPMIN) up to channels_redis's brpop_timeout,
+# 5 s, round after round while a feed is idle: its reads are given that on top of the time-out.
+CHANNEL_LAYER_BLOCK_SECONDS = 5
+_CHANNEL_LAYER_SOCKET = {
+    **_REDIS_SOCKET,
+    "socket_timeout": MOMOR_REDIS_TIMEOUT_SECONDS + CHANNEL_LAYER_BLOCK_SECONDS,
+}
 
 if MOMOR_CACHE_REDIS_URL:
     CACHES = {
@@ -147,7 +154,7 @@ if MOMOR_CACHE_REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [{"address": MOMOR_CACHE_REDIS_URL, **_REDIS_SOCKET}]},
+            "CONFIG": {"hosts": [{"address": MOMOR_CACHE_REDIS_URL, **_CHANNEL_LAYER_SOCKET}]},
         }
     }
 else:

@@ -119,3 +119,38 @@ def test_with_a_cluster_the_cache_and_the_broker_use_the_single_redis() -> None:
     broker, options, queues, cache = json.loads(result.stdout)
     assert (broker, queues, cache) == ("redis://cache.example:6379/0", [], broker)
     assert options["visibility_timeout"] == 300
+
+
+LAYER_PROBE = (
+    "import django, json; django.setup(); from channels.layers import get_channel_layer; "
+    "layer = get_channel_layer(); (host,) = layer.hosts; "
+    "print(json.dumps([layer.brpop_timeout, host['socket_timeout'], "
+    "host['socket_connect_timeout'], host['address']]))"
+)
+
+
+def _channel_layer(**env: str) -> list[object]:
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MOMOR_", "DATABASE_URL", "REDIS_URL"))
+    }
+    clean |= {"DJANGO_SETTINGS_MODULE": "momor.settings", "MOMOR_SECRET_KEY": "s"}
+    result = subprocess.run(  # noqa: S603
+        [sys.executable, "-c", LAYER_PROBE], cwd=ROOT, env=clean | env, capture_output=True,
+        text=True,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    found: list[object] = json.loads(result.stdout)
+    return found
+
+
+def test_the_channel_layers_reads_outlast_its_blocking_read() -> None:
+    """An idle feed's receive waits in Redis for the layer's blocking read; a socket time-out
+    under it broke the feed every few seconds. Connecting stays bounded by the time-out."""
+    for env in (
+        {"REDIS_URL": "redis://cache.example:6379/2"},
+        {"REDIS_URL": "redis+cluster://10.0.0.1:6379", "MOMOR_CACHE_REDIS_URL": "redis://c:6379"},
+    ):
+        block, read, connect, _ = _channel_layer(**env, MOMOR_REDIS_TIMEOUT_SECONDS="2")
+        assert (block, read, connect) == (5, 7.0, 2.0)
