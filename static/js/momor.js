@@ -39,3 +39,22 @@ document.addEventListener("submit", (event) => {
   const question = event.target.dataset.confirm;
   if (question && !window.confirm(question)) event.preventDefault();
 });
+
+// Each table cell carries its column's name as data-label, which narrow screens show beside
+// the value when a table's rows are stacked (momor.css); rows added later (htmx swaps, the
+// live feed) are labelled as they arrive.
+function labelCells(root) {
+  for (const table of root.querySelectorAll(".table-wrap table")) {
+    const names = [...table.querySelectorAll("thead th")].map((th) => th.textContent.trim());
+    for (const row of table.querySelectorAll("tbody tr")) {
+      [...row.cells].forEach((cell, n) => {
+        if (names[n] && !cell.hasAttribute("colspan")) cell.dataset.label = names[n];
+      });
+    }
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  labelCells(document);
+  new MutationObserver(() => labelCells(document)).observe(document.body, { childList: true, subtree: true });
+});
