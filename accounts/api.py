@@ -4,6 +4,7 @@ all of them."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -15,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.api_auth import Access, HasOrganization, ManagementKeyAuthentication
+from accounts.field_bounds import INTEGER_MAX, day_in_range, day_range_text
 from accounts.models import ApiKey, KeyKind, Role
 from accounts.services import AccountError, NotAllowed, api_key_create, api_key_update
 
@@ -44,25 +46,34 @@ class ApiKeySerializer(serializers.ModelSerializer[ApiKey]):
         return key.revoked_at is not None
 
 
-class ApiKeyCreateSerializer(serializers.Serializer[Any]):
-    name = serializers.CharField(max_length=100, required=False, default="")
-    kind = serializers.ChoiceField(choices=KeyKind.choices, default=KeyKind.INFERENCE)
+def _expiry_in_range(value: datetime | None) -> None:
+    if value is not None and not day_in_range(value):
+        raise serializers.ValidationError(f"An expiry {day_range_text()}.")
+
+
+class _KeyLimitsSerializer(serializers.Serializer[Any]):
+    """The limits of a key, each within its column: null is no limit of its own."""
+
     credit_limit = serializers.DecimalField(
         max_digits=18, decimal_places=9, min_value=0, required=False, allow_null=True
     )
-    rate_limit = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-    expires_at = serializers.DateTimeField(required=False, allow_null=True)
+    rate_limit = serializers.IntegerField(
+        min_value=1, max_value=INTEGER_MAX, required=False, allow_null=True
+    )
+    expires_at = serializers.DateTimeField(
+        required=False, allow_null=True, validators=[_expiry_in_range]
+    )
 
 
-class ApiKeyUpdateSerializer(serializers.Serializer[Any]):
+class ApiKeyCreateSerializer(_KeyLimitsSerializer):
+    name = serializers.CharField(max_length=100, required=False, default="")
+    kind = serializers.ChoiceField(choices=KeyKind.choices, default=KeyKind.INFERENCE)
+
+
+class ApiKeyUpdateSerializer(_KeyLimitsSerializer):
     """The fields a PATCH may change; a field left out stays as it is, null lifts a limit."""
 
     name = serializers.CharField(max_length=100, required=False, allow_blank=True)
-    credit_limit = serializers.DecimalField(
-        max_digits=18, decimal_places=9, min_value=0, required=False, allow_null=True
-    )
-    rate_limit = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-    expires_at = serializers.DateTimeField(required=False, allow_null=True)
 
 
 def keys_for(access: Access) -> QuerySet[ApiKey]:
@@ -88,6 +99,8 @@ class ApiKeyList(generics.ListCreateAPIView[ApiKey]):
             return Response({"detail": "Only admins create management keys."}, status=403)
         try:
             plain, key = _create(access, form.validated_data)
+        except NotAllowed as exc:
+            return Response({"detail": str(exc)}, status=403)
         except AccountError as exc:
             return Response({"detail": str(exc)}, status=400)
         body = {**ApiKeySerializer(key).data, "key": plain}
@@ -98,18 +111,17 @@ def _create(access: Access, data: dict[str, Any]) -> tuple[str, ApiKey]:
     user = None
     if access.user_id is not None:
         user = get_user_model().objects.filter(pk=access.user_id).first()
-    plain, key = api_key_create(
+    return api_key_create(
         organization=access.organization,
         name=data["name"],
+        kind=data["kind"],
         created_by=user,
         credit_limit=data.get("credit_limit"),
         rate_limit=data.get("rate_limit"),
         expires_at=data.get("expires_at"),
+        tighten_only=not access.at_least(Role.ADMIN),
+        minted_by=access.key,
     )
-    if data["kind"] != key.kind:
-        key.kind = data["kind"]
-        key.save(update_fields=["kind", "updated_at"])
-    return plain, key
 
 
 class ApiKeyDetail(generics.RetrieveUpdateAPIView[ApiKey]):
@@ -124,14 +136,17 @@ class ApiKeyDetail(generics.RetrieveUpdateAPIView[ApiKey]):
         return ApiKeyUpdateSerializer if self.request.method == "PATCH" else ApiKeySerializer
 
     def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Members may only tighten their own keys' limits; admins change them freely."""
+        """Members may only tighten their own keys' limits; admins change them freely; a
+        management key tightens its own, and sets no expiry past its own."""
         key = self.get_object()
         form = ApiKeyUpdateSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         access: Access = request.access  # type: ignore[attr-defined]
         tighten_only = not access.at_least(Role.ADMIN)
         try:
-            api_key_update(key=key, tighten_only=tighten_only, **form.validated_data)
+            api_key_update(
+                key=key, tighten_only=tighten_only, acting_key=access.key, **form.validated_data
+            )
         except NotAllowed as exc:
             return Response({"detail": str(exc)}, status=403)
         except AccountError as exc:

@@ -35,6 +35,8 @@ class Access:
     organization: Organization
     role: Role
     user_id: int | None
+    key: ApiKey | None = None
+    """The management key calling, if it is one (None on a session)."""
 
     def at_least(self, role: Role) -> bool:
         return RANK[self.role] >= RANK[role]
@@ -72,7 +74,8 @@ def _last_use_note(key: ApiKey) -> None:
 def access_of(request: Request) -> Access:
     if isinstance(request.auth, ApiKey):
         # What a management key makes is its creator's: it lives and dies with them.
-        return Access(request.auth.organization, Role.ADMIN, request.auth.created_by_id)
+        key = request.auth
+        return Access(key.organization, Role.ADMIN, key.created_by_id, key)
     membership = current_membership(request._request)
     if membership is None:
         raise PermissionDenied("You are not a member of any organization.")

@@ -9,6 +9,7 @@ from typing import Any
 from django import forms
 
 from accounts.durations import format_duration, parse_duration
+from accounts.field_bounds import INTEGER_MAX
 from accounts.hooks import provider_places
 from accounts.models import Organization, Role
 
@@ -23,7 +24,11 @@ class ApiKeyLimitsForm(forms.Form):
         help_text="Empty: no limit of its own.",
     )
     rate_limit = forms.IntegerField(
-        min_value=1, required=False, label="Rate limit (per minute)", help_text="Empty: default."
+        min_value=1,
+        max_value=INTEGER_MAX,
+        required=False,
+        label="Rate limit (per minute)",
+        help_text="Empty: default.",
     )
 
 
@@ -88,7 +93,8 @@ class PolicyForm(forms.Form):
 
 
 class InviteForm(forms.Form):
-    email = forms.EmailField()
+    # The address becomes a new account's username: 150 characters at most.
+    email = forms.EmailField(max_length=150)
     role = forms.ChoiceField(choices=Role.choices, initial=Role.MEMBER)
 
 

@@ -16,6 +16,14 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
+from accounts.field_bounds import (
+    INTEGER_MAX,
+    USD_CEILING,
+    USD_PLACES,
+    day_in_range,
+    day_range_text,
+    has_nul,
+)
 from accounts.hooks import provider_places
 from accounts.models import (
     ADMIN_ROLES,
@@ -40,8 +48,6 @@ if TYPE_CHECKING:
 
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,49}$")
 _PLACE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
-_USD_PLACES = 9  # the ledger's and the keys' money fields: 18 digits, 9 of them decimal
-_USD_CEILING = Decimal(10) ** (18 - _USD_PLACES)
 
 
 class AccountError(Exception):
@@ -70,10 +76,10 @@ def parse_usd(text: str) -> Decimal:
         amount = Decimal(text.strip())
     except InvalidOperation:
         raise AccountError(f"'{text}' is not an amount of USD") from None
-    if not amount.is_finite() or abs(amount) >= _USD_CEILING:
+    if not amount.is_finite() or abs(amount) >= USD_CEILING:
         raise AccountError(f"'{text}' is not an amount of USD")
-    if amount != round(amount, _USD_PLACES):
-        raise AccountError(f"'{text}' has more than {_USD_PLACES} decimal places")
+    if amount != round(amount, USD_PLACES):
+        raise AccountError(f"'{text}' has more than {USD_PLACES} decimal places")
     return amount
 
 
@@ -87,6 +93,8 @@ def format_usd(amount: Decimal) -> str:
 
 
 def organization_by_slug(slug: str) -> Organization:
+    if has_nul(slug):
+        raise AccountError(f"unknown organization {slug!r}")
     try:
         return Organization.objects.get(slug=slug)
     except Organization.DoesNotExist:
@@ -101,6 +109,7 @@ def organization_check_slug(slug: str) -> None:
 def organization_create(*, slug: str, name: str = "", zdr_hold: bool = False) -> Organization:
     """Create an organization, with no credits (`billing.organizations` creates a funded one)."""
     organization_check_slug(slug)
+    _check_text("organization's name", name, 200)
     try:
         with transaction.atomic():
             return Organization.objects.create(slug=slug, name=name or slug, zdr_hold=zdr_hold)
@@ -135,40 +144,69 @@ def organization_set_policy(
 # API keys ------------------------------------------------------------------------------
 
 
+def _check_text(label: str, text: str, longest: int) -> None:
+    if len(text) > longest:
+        raise AccountError(f"the {label} is longer than {longest} characters")
+    if has_nul(text):
+        raise AccountError(f"the {label} holds a NUL character")
+
+
 def _check_key_fields(
     name: str, credit_limit: Decimal | None, rate_limit: int | None, expires_at: datetime | None
 ) -> None:
-    if len(name) > 100:
-        raise AccountError("the key's name is longer than 100 characters")
+    _check_text("key's name", name, 100)
     if credit_limit is not None and credit_limit < 0:
         raise AccountError("the credit limit must not be negative")
+    if credit_limit is not None and credit_limit >= USD_CEILING:
+        raise AccountError("the credit limit must be under 1,000,000,000 USD")
+    if credit_limit is not None and credit_limit != round(credit_limit, USD_PLACES):
+        raise AccountError(f"the credit limit has more than {USD_PLACES} decimal places")
     if rate_limit is not None and rate_limit < 1:
         raise AccountError("the rate limit must be at least 1 request per minute")
+    if rate_limit is not None and rate_limit > INTEGER_MAX:
+        raise AccountError(f"the rate limit must be at most {INTEGER_MAX:,} requests per minute")
     if expires_at is not None and expires_at <= timezone.now():
         raise AccountError("the expiry must be in the future")
+    if expires_at is not None and not day_in_range(expires_at):
+        raise AccountError(f"the expiry must be {day_range_text()}")
 
 
 def api_key_create(
     *,
     organization: Organization,
     name: str = "",
+    kind: str = KeyKind.INFERENCE,
     created_by: User | None = None,
     credit_limit: Decimal | None = None,
     rate_limit: int | None = None,
     expires_at: datetime | None = None,
+    tighten_only: bool = False,
+    minted_by: ApiKey | None = None,
 ) -> tuple[str, ApiKey]:
-    """Create a key: the plain key is returned this once, and only its hash is stored."""
+    """Create a key: the plain key is returned this once, and only its hash is stored.
+
+    What a member may create is no more than what they may later set: with `tighten_only` the
+    limits must be at least as tight as a new key's defaults (a rate limit no higher than
+    MOMOR_RATE_LIMIT_PER_MINUTE), else NotAllowed. A key `minted_by` a management key expires
+    no later than that key (at the same moment when no expiry is given)."""
+    if minted_by is not None and expires_at is None:
+        expires_at = minted_by.expires_at
     _check_key_fields(name, credit_limit, rate_limit, expires_at)
+    limits = {"credit_limit": credit_limit, "rate_limit": rate_limit, "expires_at": expires_at}
+    if tighten_only:  # a limit left out is the default itself
+        given = {field: value for field, value in limits.items() if value is not None}
+        _check_tightens(ApiKey(organization=organization), given)
+    if minted_by is not None:
+        _check_within_life_of(minted_by, ApiKey(expires_at=minted_by.expires_at), limits)
     plain = new_api_key()
     key = ApiKey.objects.create(
         organization=organization,
         name=name,
+        kind=kind,
         prefix=visible_prefix(plain),
         key_hash=hash_api_key(plain),
         created_by=created_by,
-        credit_limit=credit_limit,
-        rate_limit=rate_limit,
-        expires_at=expires_at,
+        **limits,
     )
     return plain, key
 
@@ -181,11 +219,13 @@ def api_key_update(
     credit_limit: Decimal | Unchanged | None = UNCHANGED,
     rate_limit: int | Unchanged | None = UNCHANGED,
     expires_at: datetime | Unchanged | None = UNCHANGED,
+    acting_key: ApiKey | None = None,
 ) -> ApiKey:
     """Change the fields given. None lifts a limit (the rate limit falls back to the
     deployment's default). With `tighten_only` (a member on their own key) a limit may only
     be tightened: a lower credit or rate limit, an earlier expiry; raising or lifting one is
-    NotAllowed, since only admins set limits."""
+    NotAllowed, since only admins set limits. A management key (`acting_key`) only tightens
+    its own limits and life, and sets no expiry past its own."""
     changes: dict[str, Any] = {
         field: value
         for field, value in [
@@ -200,8 +240,10 @@ def api_key_update(
     _check_key_fields(merged["name"], merged["credit_limit"], merged["rate_limit"], None)
     if changes.get("expires_at") is not None:
         _check_key_fields("", None, None, changes["expires_at"])
-    if tighten_only:
+    if tighten_only or (acting_key is not None and acting_key.pk == key.pk):
         _check_tightens(key, changes)
+    if acting_key is not None:
+        _check_within_life_of(acting_key, key, changes)
     for field, value in changes.items():
         setattr(key, field, value)
     if changes:
@@ -219,6 +261,20 @@ def _check_tightens(key: ApiKey, changes: dict[str, Any]) -> None:
         if field in changes and not _no_looser(old, changes[field]):
             label = field.replace("_", " ")
             raise NotAllowed(f"only admins raise or lift a key's {label}: you may only tighten it")
+
+
+def _check_within_life_of(acting: ApiKey, key: ApiKey, changes: dict[str, Any]) -> None:
+    """A management key that expires sets no expiry past its own on any key, and lifts none;
+    tightening an expiry that already lies past its own is allowed."""
+    if acting.expires_at is None or "expires_at" not in changes:
+        return
+    new = changes["expires_at"]
+    if _no_looser(acting.expires_at, new) or _no_looser(key.expires_at, new):
+        return
+    raise NotAllowed(
+        "a management key sets no expiry later than its own "
+        f"({acting.expires_at.isoformat()}), and lifts none"
+    )
 
 
 def _no_looser(old: Any, new: Any) -> bool:
@@ -284,8 +340,7 @@ def saved_key_save(
     _check_provider_place(provider)
     if not secret.strip():
         raise AccountError("the provider key is empty")
-    if len(label) > 100:
-        raise AccountError("the label is longer than 100 characters")
+    _check_text("label", label, 100)
     key = SavedKey.objects.filter(organization=organization, provider=provider).first()
     key = key or SavedKey(organization=organization, provider=provider)
     key.set_secret(secret.strip())

@@ -37,6 +37,7 @@ def key_list(request: HttpRequest, membership: Membership) -> HttpResponse:
             new_secret, _ = api_key_create(
                 organization=membership.organization,
                 created_by=cast(User, request.user),
+                tighten_only=not at_least(membership, Role.ADMIN),
                 **form.cleaned_data,
             )
         except AccountError as exc:

@@ -1,5 +1,6 @@
-"""`create_api_key --org SLUG [--name N] [--credit-limit USD] [--rate-limit N]
-[--expires-in DURATION]`: prints the new key alone on stdout, the only time it is shown."""
+"""`create_api_key --org SLUG [--name N] [--kind inference|management] [--credit-limit USD]
+[--rate-limit N] [--expires-in DURATION]`: prints the new key alone on stdout, the only time
+it is shown."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
 from accounts.durations import parse_duration
+from accounts.models import KeyKind
 from accounts.services import AccountError, api_key_create, organization_by_slug, parse_usd
 
 
@@ -39,23 +41,37 @@ def _credit_limit(value: str | None) -> Decimal | None:
     return parse_usd(value) if value is not None else None
 
 
+def _kind(value: str) -> str:
+    if value not in KeyKind.values:
+        raise CommandError(f"--kind must be inference or management, not '{value}'")
+    return value
+
+
 class Command(BaseCommand):
     help = "Create an API key for an organization and print it (it is shown only this once)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--org", required=True, metavar="SLUG")
         parser.add_argument("--name", default="")
+        parser.add_argument(
+            "--kind",
+            default=KeyKind.INFERENCE.value,
+            metavar="inference|management",
+            help="an inference key calls the gateway, a management key the management API",
+        )
         parser.add_argument("--credit-limit", metavar="USD", help="what the key may spend")
         parser.add_argument("--rate-limit", metavar="N", help="requests per minute")
         parser.add_argument("--expires-in", metavar="DURATION", help="P90D, 30.00:00:00...")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        kind = _kind(options["kind"])
         rate_limit = _rate_limit(options["rate_limit"])
         expires_at = _expires_at(options["expires_in"])
         try:
             plain, _key = api_key_create(
                 organization=organization_by_slug(options["org"]),
                 name=options["name"],
+                kind=kind,
                 credit_limit=_credit_limit(options["credit_limit"]),
                 rate_limit=rate_limit,
                 expires_at=expires_at,
