@@ -14,13 +14,14 @@ from django.utils.dateparse import parse_date, parse_datetime
 from redis.exceptions import RedisError
 from rest_framework import generics, serializers
 from rest_framework.authentication import SessionAuthentication
-from rest_framework.exceptions import APIException, ValidationError
-from rest_framework.pagination import CursorPagination
+from rest_framework.exceptions import APIException, NotFound, ValidationError
+from rest_framework.pagination import Cursor, CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.api_auth import HasOrganization, ManagementKeyAuthentication
+from accounts.field_bounds import as_utc, day_in_range, day_range_text, has_nul
 from accounts.models import Role
 from billing.admission import store
 from billing.cost import from_units, money, to_units
@@ -35,6 +36,27 @@ class NewestFirst(CursorPagination):
     page_size = 50
     page_size_query_param = "limit"
     max_page_size = 500
+
+    def decode_cursor(self, request: Request) -> Cursor | None:
+        """DRF's cursor, refused as invalid (404, as DRF answers a cursor it cannot read) when
+        its position is not a moment Momor takes: it goes into a query as it is."""
+        cursor = super().decode_cursor(request)
+        if cursor is None or cursor.position is None:
+            return cursor
+        moment = _position(str(cursor.position))
+        if moment is None:
+            raise NotFound(self.invalid_cursor_message)
+        return cursor._replace(position=str(moment))  # type: ignore[arg-type]
+
+
+def _position(text: str) -> datetime | None:
+    try:
+        moment = parse_datetime(text)
+    except ValueError:
+        return None
+    if moment is None or timezone.is_naive(moment) or not day_in_range(moment):
+        return None
+    return as_utc(moment)
 
 
 class LedgerEntrySerializer(serializers.ModelSerializer[LedgerEntry]):
@@ -126,6 +148,9 @@ def _criteria(params: Any) -> dict[str, Any]:
     zone)."""
     exact = ("model", "provider", "status", "session", "app")
     criteria = {name: params[name] for name in exact if params.get(name)}
+    for name, value in criteria.items():
+        if has_nul(value):
+            raise ValidationError({name: "A text without NUL characters."})
     for name in ("since", "until"):
         if params.get(name):
             criteria[name] = _moment(name, params[name])
@@ -142,6 +167,8 @@ def _moment(name: str, text: str) -> date | datetime:
         raise ValidationError(
             {name: "An ISO 8601 date, or date and time, such as 2026-01-31 or 2026-01-31T00:00Z."}
         )
-    if isinstance(moment, datetime) and timezone.is_naive(moment):
-        return timezone.make_aware(moment)
+    if not day_in_range(moment):
+        raise ValidationError({name: f"A date or moment {day_range_text()}."})
+    if isinstance(moment, datetime):
+        return as_utc(timezone.make_aware(moment) if timezone.is_naive(moment) else moment)
     return moment

@@ -10,6 +10,7 @@ from typing import Any
 from django import forms
 from django.utils import timezone
 
+from accounts.field_bounds import day_in_range, day_range_text
 from billing.models import GenerationStatus
 
 
@@ -38,6 +39,18 @@ class GenerationFilterForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["model"].choices = [("", "Any model"), *((m, m) for m in models)]  # type: ignore[attr-defined]
         self.fields["provider"].choices = [("", "Any provider"), *((p, p) for p in providers)]  # type: ignore[attr-defined]
+
+    def clean_since(self) -> date | None:
+        return _day_in_range(self.cleaned_data["since"])
+
+    def clean_until(self) -> date | None:
+        return _day_in_range(self.cleaned_data["until"])
+
+
+def _day_in_range(day: date | None) -> date | None:
+    if day is not None and not day_in_range(day):
+        raise forms.ValidationError(f"A day {day_range_text()}.")
+    return day
 
 
 PERIODS = [(7, "Last 7 days"), (30, "Last 30 days"), (90, "Last 90 days")]

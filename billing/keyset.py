@@ -12,6 +12,7 @@ from asgiref.sync import sync_to_async
 from django.db.models import Q
 from django.utils.dateparse import parse_datetime
 
+from accounts.field_bounds import BIGINT_MAX, as_utc, day_in_range
 from billing.models import Generation, GenerationQuerySet
 
 Position = tuple[datetime, int]
@@ -28,9 +29,11 @@ def position_read(text: str | None) -> Position | None:
         when = parse_datetime(moment) or parse_datetime(moment.replace(" ", "+"))
     except ValueError:
         return None
-    if when is None or when.tzinfo is None or not pk.isdigit():
+    if when is None or when.tzinfo is None or not day_in_range(when):
         return None
-    return when, int(pk)
+    if not (pk.isascii() and pk.isdigit()) or int(pk) > BIGINT_MAX:
+        return None
+    return as_utc(when), int(pk)
 
 
 def older_than(rows: GenerationQuerySet, position: Position) -> GenerationQuerySet:

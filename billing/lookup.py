@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from accounts.field_bounds import has_nul
 from billing.cost import money
 from billing.models import Attempt, Generation
 
 
 def generation_detail(request_id: str, organization_id: int) -> dict[str, Any] | None:
     """The record of one call of this organization, or None (absent, or someone else's)."""
+    if has_nul(request_id):
+        return None  # no id holds one, and PostgreSQL compares no text with one
     generation = Generation.objects.filter(
         request_id=request_id, organization_id=organization_id
     ).first()

@@ -5,10 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    StreamingHttpResponse,
+)
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 
+from accounts.field_bounds import has_nul
 from accounts.models import Membership, Role
 from accounts.permissions import role_required
 from accounts.views.helpers import is_htmx
@@ -27,16 +34,24 @@ def _filter_form(request: HttpRequest, membership: Membership) -> GenerationFilt
     )
 
 
-def _criteria(form: GenerationFilterForm) -> dict[str, Any]:
-    """The filters the form holds (none when it does not validate)."""
+def _criteria(form: GenerationFilterForm) -> dict[str, Any] | None:
+    """The filters the form holds; None when it does not validate (it shows why)."""
     if not form.is_valid():
-        return {}
+        return None
     return {name: value for name, value in form.cleaned_data.items() if value}
 
 
-def _rows(membership: Membership, criteria: dict[str, Any]) -> GenerationQuerySet:
-    rows = Generation.objects.for_org(membership.organization_id).filtered(**criteria)
-    return rows.order_by("-created_at", "-pk")
+def _rows(membership: Membership, criteria: dict[str, Any] | None) -> GenerationQuerySet:
+    rows = Generation.objects.for_org(membership.organization_id)
+    if criteria is None:
+        return rows.none()
+    return rows.filtered(**criteria).order_by("-created_at", "-pk")
+
+
+def _status(request: HttpRequest, criteria: dict[str, Any] | None) -> int:
+    """400 for filters that do not validate; htmx swaps in a 200 only, so a filter picked on
+    the page shows its error there."""
+    return 400 if criteria is None and not is_htmx(request) else 200
 
 
 @role_required(Role.MEMBER)
@@ -56,16 +71,18 @@ def generation_list(request: HttpRequest, membership: Membership) -> HttpRespons
         "form": form,
         "page": page,
         "query": query.urlencode(),
-        "live": page.is_first and not criteria,
+        "live": page.is_first and criteria == {},
     }
     template = "billing/_generations_table.html" if is_htmx(request) else "billing/generations.html"
-    return render(request, template, context)
+    return render(request, template, context, status=_status(request, criteria))
 
 
 @role_required(Role.MEMBER)
 def generation_detail(
     request: HttpRequest, membership: Membership, request_id: str
 ) -> HttpResponse:
+    if has_nul(request_id):
+        raise Http404
     generation = get_object_or_404(
         Generation.objects.select_related("api_key", "user"),
         organization=membership.organization,
@@ -77,9 +94,18 @@ def generation_detail(
 
 @role_required(Role.MEMBER)
 def generation_export(request: HttpRequest, membership: Membership) -> HttpResponse:
-    rows = _rows(membership, _criteria(_filter_form(request, membership)))
+    form = _filter_form(request, membership)
+    criteria = _criteria(form)
+    if criteria is None:
+        return HttpResponseBadRequest(_refusal(form), content_type="text/plain")
+    rows = _rows(membership, criteria)
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
     response = StreamingHttpResponse(generations_csv(rows), content_type="text/csv")
     name = f"{membership.organization.slug}-generations-{stamp}.csv"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response  # type: ignore[return-value]  # streamed: no HttpResponse, but served as one
+
+
+def _refusal(form: GenerationFilterForm) -> str:
+    """One line per refused filter, named by its query parameter."""
+    return "".join(f"{name}: {' '.join(map(str, errors))}\n" for name, errors in form.errors.items())
