@@ -16,6 +16,7 @@ from django.http import HttpRequest
 from django.utils.decorators import method_decorator
 from django.views.decorators.debug import sensitive_post_parameters
 
+from accounts.cloud_projects import project_id_problem
 from accounts.hooks import provider_places
 from accounts.models import ApiKey, Membership, Organization, SavedKey
 
@@ -159,6 +160,12 @@ class SavedKeyForm(forms.ModelForm[SavedKey]):
         if not _known_place(place):
             raise forms.ValidationError(f"No provider or region {place} in the catalog.")
         return place
+
+    def clean_secret(self) -> str:
+        secret: str = self.cleaned_data.get("secret") or ""
+        if problem := project_id_problem(secret):
+            raise forms.ValidationError(f"The key is refused: {problem}.")
+        return secret
 
     def save(self, commit: bool = True) -> SavedKey:
         saved_key: SavedKey = super().save(commit=False)

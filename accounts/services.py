@@ -24,6 +24,7 @@ from accounts.field_bounds import (
     day_range_text,
     has_nul,
 )
+from accounts.cloud_projects import project_id_problem
 from accounts.hooks import provider_places
 from accounts.models import (
     ADMIN_ROLES,
@@ -340,6 +341,8 @@ def saved_key_save(
     _check_provider_place(provider)
     if not secret.strip():
         raise AccountError("the provider key is empty")
+    if problem := project_id_problem(secret):
+        raise AccountError(problem)
     _check_text("label", label, 100)
     key = SavedKey.objects.filter(organization=organization, provider=provider).first()
     key = key or SavedKey(organization=organization, provider=provider)

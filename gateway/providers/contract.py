@@ -13,6 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypedDict, cast
+from urllib.parse import quote
 
 import orjson
 
@@ -419,3 +420,17 @@ def openai_failure(status: int, data: bytes) -> Failure:
     if isinstance(error, dict) and isinstance(error.get("message"), str):
         return Failure(status, error["message"], openai_error(error, error["message"]))
     return Failure(status, f"HTTP {status}")
+
+
+def segment(value: str) -> str:
+    """A value as one segment of a URL's path: every character that could end it or the path
+    (`/`, `?`, `#`, `%`...) quoted; an empty value, `.` and `..` refused, since a URL that
+    named them would point elsewhere."""
+    if value in ("", ".", ".."):
+        raise ValueError(f"{value!r} cannot be a segment of a provider's URL")
+    return quote(value, safe=":@")  # both stand in a segment as they are (RFC 3986, pchar)
+
+
+def segments(value: str) -> str:
+    """A value that may span segments (a model id like `tunedModels/x`): each one quoted."""
+    return "/".join(segment(part) for part in value.split("/"))

@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import orjson
 
-from gateway.providers.contract import ChatRequest, Target, UpstreamRequest
+from gateway.providers.contract import ChatRequest, Target, UpstreamRequest, segment
 from gateway.providers.gemini import GeminiAdapter, method
 from gateway.providers.gemini.request import request_body
 
@@ -34,8 +34,10 @@ class VertexAdapter(GeminiAdapter):
 
 
 def model_url(target: Target) -> str:
-    location = target.region or "global"
+    """The model's URL; each value is one path segment, quoted (a `/`, `?`, `#` or `..` in a
+    project, a region or a model id never leaves its segment)."""
+    location = segment(target.region or "global")
     return (
-        f"{target.base_url}/projects/{target.project}/locations/{location}"
-        f"/publishers/google/models/{target.upstream_id}"
+        f"{target.base_url}/projects/{segment(target.project)}/locations/{location}"
+        f"/publishers/google/models/{segment(target.upstream_id)}"
     )

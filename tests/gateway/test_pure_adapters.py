@@ -49,7 +49,10 @@ from gateway.providers.contract import Event, Target
 
 body = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 16}
 for stream in (False, True):
-    target = Target("https://upstream.example", "secret", "acme/model", "model-1", stream=stream)
+    target = Target(
+        "https://upstream.example", "secret", "acme/model", "model-1", stream=stream,
+        project="momor-test",
+    )
     for api, adapter in sorted(REGISTRY.items()):
         prepared = adapter.prepare(body, target)
         assert prepared.url.startswith("https://upstream.example"), (api, prepared.url)

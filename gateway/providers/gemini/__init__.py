@@ -20,6 +20,7 @@ from gateway.providers.contract import (
     Target,
     UpstreamRequest,
     positive_int,
+    segments,
 )
 from gateway.providers.gemini.request import request_body, sent_ceiling
 from gateway.providers.gemini.response import failure_of, reply_of
@@ -45,7 +46,7 @@ class GeminiAdapter(Adapter):
     def prepare(self, body: ChatRequest, target: Target) -> UpstreamRequest:
         out = request_body(body, target)
         return UpstreamRequest(
-            url=f"{target.base_url}/models/{target.upstream_id}{method(target.stream)}",
+            url=f"{target.base_url}/models/{segments(target.upstream_id)}{method(target.stream)}",
             headers={"x-goog-api-key": target.secret, "content-type": "application/json"},
             body=orjson.dumps(out),
         )
