@@ -16,12 +16,15 @@ each refusal carries a request id, as every answer does under uvicorn, and close
 connection.
 
 Shutdown. Daphne speaks no ASGI lifespan and, on SIGTERM, cancels every call under way at
-once. `install` puts a shutdown in its place that does what the lifespan does under uvicorn:
-the calls under way get `MOMOR_SHUTDOWN_GRACE_SECONDS` to finish (those still running then are
-cancelled, each recorded as cancelled), then the hand-offs finish, the journal is given one
-chance to be applied and the upstream pool is closed; Daphne then ends what is left (the live
-feed's websockets). And the journal's replay starts with the process, as the lifespan's startup
-does.
+once, while Twisted still takes new connections until the reactor stops. `install` puts a
+shutdown in its place that does what uvicorn and the lifespan do: the listening sockets close
+at once (a load balancer sends new calls elsewhere), a request that still arrives on a kept-alive
+connection is answered 503 with `connection: close`, and the requests under way get
+`MOMOR_SHUTDOWN_GRACE_SECONDS` to finish, their connections closed after them (those still
+running then are cancelled, each recorded as cancelled); then the hand-offs finish, the journal
+is given one chance to be applied and the upstream pool is closed; Daphne then ends what is
+left (the live feed's websockets). And the journal's replay starts with the process, as the
+lifespan's startup does.
 
 `momor.asgi` calls `install` only when Daphne is the server."""
 
@@ -40,18 +43,25 @@ from twisted.internet.interfaces import IDelayedCall
 from billing import recording
 from gateway import upstream
 from gateway.body_limit import BodyLimit, request_timeout
-from gateway.errors import GatewayError, request_too_large
+from gateway.errors import GatewayError, request_too_large, service_unavailable
 from gateway.lifespan import DRAIN_SECONDS
 
 log = logging.getLogger(__name__)
 
-REASONS = {408: b"Request Timeout", 413: b"Content Too Large", 415: b"Unsupported Media Type"}
+REASONS = {
+    408: b"Request Timeout",
+    413: b"Content Too Large",
+    415: b"Unsupported Media Type",
+    503: b"Service Unavailable",
+}
 
 
 class BoundedWebRequest(http_protocol.WebRequest):  # type: ignore[misc]
     """Daphne's request, refusing a body past its route's limit while it is read."""
 
     guard: BodyLimit
+    draining = False
+    """Set once the server shuts down: a request that still arrives is refused."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -61,6 +71,10 @@ class BoundedWebRequest(http_protocol.WebRequest):  # type: ignore[misc]
         self.deadline: IDelayedCall | None = None
 
     def gotLength(self, length: int | None) -> None:
+        if self.draining:
+            self.requestHeaders.removeHeader(b"expect")
+            self.refuse(service_unavailable("Momor is shutting down: send the call again."))
+            return
         self.limit = self.guard.limit_for(self._path())
         if length is not None and length > self.limit:
             self.requestHeaders.removeHeader(b"expect")  # no 100 Continue for a refused body
@@ -133,11 +147,14 @@ def _graceful_shutdown(self: server.Server) -> defer.Deferred[None]:
 async def _shut_down(daphne: server.Server) -> None:
     grace = settings.MOMOR_SHUTDOWN_GRACE_SECONDS
     log.info("shutting down: calls under way have %ss", grace)
+    BoundedWebRequest.draining = True
     try:
-        await _calls_ended(grace)
+        for port in getattr(daphne, "momor_ports", ()):
+            port.stopListening()
+        await _requests_ended(daphne, grace)
         if cancelled := recording.cancel_in_flight():
             log.warning("shutdown grace period over: %d calls cancelled", cancelled)
-            await _calls_ended(DRAIN_SECONDS)  # each records itself as cancelled
+            await _requests_ended(daphne, DRAIN_SECONDS)  # each records itself as cancelled
         await recording.shutdown(DRAIN_SECONDS)
     finally:
         # Daphne's own cancellation comes next; the pool is closed whatever came before.
@@ -145,11 +162,32 @@ async def _shut_down(daphne: server.Server) -> None:
     await defer.Deferred.asFuture(_kill_all_applications(daphne), asyncio.get_running_loop())
 
 
-async def _calls_ended(seconds: float) -> None:
+async def _requests_ended(daphne: server.Server, seconds: float) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
-    while recording.running_calls() and loop.time() < deadline:
+    while (recording.running_calls() or _running_requests(daphne)) and loop.time() < deadline:
         await asyncio.sleep(0.05)
+
+
+def _running_requests(daphne: server.Server) -> int:
+    """HTTP requests whose application has not finished (websockets are Daphne's to end); each
+    one's connection closes after its answer."""
+    running = 0
+    for protocol, details in list(daphne.connections.items()):
+        application = details.get("application_instance")
+        if isinstance(protocol, BoundedWebRequest) and application and not application.done():
+            protocol.channel.persistent = False
+            running += 1
+    return running
+
+
+_listen_success = server.Server.listen_success
+
+
+def _listening(self: server.Server, port: Any) -> None:
+    """Daphne's record of a listening socket, kept whole so that shutdown can close it."""
+    self.momor_ports = [*getattr(self, "momor_ports", ()), port]
+    _listen_success(self, port)
 
 
 def install(guard: BodyLimit) -> None:
@@ -158,4 +196,5 @@ def install(guard: BodyLimit) -> None:
     BoundedWebRequest.guard = guard
     http_protocol.WebRequest = BoundedWebRequest
     server.Server.kill_all_applications = _graceful_shutdown
+    server.Server.listen_success = _listening
     recording.start()
