@@ -1,9 +1,10 @@
-"""The management API (`/api/manage/`) and its OpenAPI schema."""
+"""The management API (`/api/manage/`) and its OpenAPI schema and docs page (signed-in members
+and management keys alone)."""
 
 from __future__ import annotations
 
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from accounts.api import ApiKeyDetail, ApiKeyList, ApiKeyRevoke
 from billing.api import Credits, Generations, Ledger
@@ -16,5 +17,6 @@ urlpatterns = [
     path("ledger/", Ledger.as_view(), name="api-ledger"),
     path("generations/", Generations.as_view(), name="api-generations"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # the split view serves the page's own script as a file (?script), not inline
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
 ]

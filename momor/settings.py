@@ -253,7 +253,19 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
 }
-SPECTACULAR_SETTINGS = {"TITLE": "Momor management API", "VERSION": "1"}
+# The schema and its docs page are for signed-in members and management keys alone; the page's
+# scripts and styles are Momor's own static files (npm's swagger-ui-dist, scripts/lib.sh).
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Momor management API",
+    "VERSION": "1",
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SERVE_AUTHENTICATION": [
+        "rest_framework.authentication.SessionAuthentication",
+        "accounts.api_auth.ManagementKeyAuthentication",
+    ],
+    "SWAGGER_UI_DIST": f"/{STATIC_URL}vendor/swagger-ui",
+    "SWAGGER_UI_FAVICON_HREF": f"/{STATIC_URL}vendor/swagger-ui/favicon-32x32.png",
+}
 
 # Operations (README, "Production"): Prometheus metrics (off: no per-call figures, no
 # /metrics), the bearer token a scrape must send, a port of their own (0: Momor's port), how

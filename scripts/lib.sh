@@ -60,17 +60,24 @@ ensure_venv() {
   fi
 }
 
-# ensure_static_assets: the members' UI's browser libraries (htmx, Chart.js), installed from
-# the npm registry as package-lock.json pins them and copied into static/vendor/.
+# ensure_static_assets: the members' UI's browser libraries (htmx, Chart.js) and the management
+# API's docs page (swagger-ui-dist), installed from the npm registry as package-lock.json pins
+# them (no install scripts: swagger-ui-dist's would report the install) and copied into
+# static/vendor/.
 ensure_static_assets() {
   local vendor=static/vendor stamp=node_modules/.momor-installed
   command -v npm >/dev/null 2>&1 || ensure_apt_packages npm
   if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ]; then
     log "installing the UI's browser libraries with npm"
-    npm ci --no-audit --no-fund --loglevel=error
+    npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
     touch "$stamp"
   fi
   mkdir -p "$vendor"
   cp node_modules/htmx.org/dist/htmx.min.js "$vendor/htmx.min.js"
   cp node_modules/chart.js/dist/chart.umd.min.js "$vendor/chart.umd.min.js"
+  mkdir -p "$vendor/swagger-ui"
+  local file
+  for file in swagger-ui.css swagger-ui-bundle.js swagger-ui-standalone-preset.js favicon-32x32.png; do
+    cp "node_modules/swagger-ui-dist/$file" "$vendor/swagger-ui/$file"
+  done
 }
