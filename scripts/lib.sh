@@ -81,3 +81,18 @@ ensure_static_assets() {
     cp "node_modules/swagger-ui-dist/$file" "$vendor/swagger-ui/$file"
   done
 }
+
+# quickstart_env: the environment scripts/quickstart.sh runs Momor in, for it and for
+# scripts/manage.sh alike: this installation's secrets (var/quickstart.env), the SQLite
+# database in var/, no Redis, and the demo upstream's key.
+quickstart_env() {
+  local env_file
+  env_file="$(dirname "${BASH_SOURCE[0]}")/../var/quickstart.env"
+  set -a
+  # shellcheck source=/dev/null
+  source "$env_file"
+  set +a
+  export MOMOR_SECURE_COOKIES=0
+  export MOMOR_PROVIDER_KEY_DEMO=demo-upstream-key
+  unset DATABASE_URL REDIS_URL MOMOR_CACHE_REDIS_URL MOMOR_BROKER_URL
+}

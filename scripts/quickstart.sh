@@ -3,7 +3,8 @@
 # virtualenv, migrates, loads the default catalog plus a demo offering served by the fake
 # upstream (started beside the server), creates a demo organization with credits, an admin
 # user and an API key, prints them with a curl line, and serves on 127.0.0.1:8000.
-# Run again, it reuses what it made (kept in var/, which git ignores).
+# Run again, it reuses what it made (kept in var/, which git ignores) and keeps what the
+# operator changed. scripts/manage.sh runs operator commands against it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -24,12 +25,7 @@ if [ ! -f var/quickstart.env ]; then
   } > var/quickstart.env
   chmod 600 var/quickstart.env
 fi
-set -a
-source var/quickstart.env
-set +a
-export MOMOR_SECURE_COOKIES=0
-export MOMOR_PROVIDER_KEY_DEMO=demo-upstream-key
-unset DATABASE_URL REDIS_URL
+quickstart_env
 
 manage() { .venv/bin/python manage.py "$@"; }
 
@@ -41,10 +37,12 @@ log "starting the demo upstream on 127.0.0.1:$FAKE_PORT"
 FAKE_PID=$!
 trap 'kill "$FAKE_PID" 2>/dev/null || true' EXIT
 
-log "loading the default catalog and the demo offering"
-manage load_catalog gateway/catalog/default.toml
+# --keep-existing: a run after the first adds what the catalogs gained and keeps the rows the
+# operator may have edited in the admin.
+log "loading the default catalog and the demo offering (rows already there are kept)"
+manage load_catalog gateway/catalog/default.toml --keep-existing
 sed "s|{FAKE_URL}|http://127.0.0.1:$FAKE_PORT|" scripts/demo-catalog.toml > var/demo-catalog.toml
-manage load_catalog var/demo-catalog.toml
+manage load_catalog var/demo-catalog.toml --keep-existing
 
 if ! manage shell -c "from accounts.models import Organization as O; raise SystemExit(0 if O.objects.filter(slug='demo').exists() else 1)"; then
   log "creating the demo organization with \$100 of credits"
@@ -57,7 +55,10 @@ fi
 manage shell -c "
 from django.contrib.auth import get_user_model
 from accounts.models import Membership, Organization
+from gateway.models import Provider
 import os
+# the demo upstream listens where this run started it
+Provider.objects.filter(name='demo').update(base_url='http://127.0.0.1:$FAKE_PORT/v1')
 User = get_user_model()
 admin = User.objects.filter(username='admin').first() or User.objects.create_superuser('admin', 'admin@localhost', os.environ['MOMOR_ADMIN_PASSWORD'])
 Membership.objects.get_or_create(user=admin, organization=Organization.objects.get(slug='demo'), defaults={'role': 'owner'})

@@ -419,11 +419,13 @@ class CatalogReport:
         ]
 
 
-def _upsert_row(model: type[M], key: Values, values: Values) -> tuple[M, str]:
-    """Create the row with this natural key, or update the fields that differ."""
+def _upsert_row(model: type[M], key: Values, values: Values, keep: bool) -> tuple[M, str]:
+    """Create the row with this natural key, or update the fields that differ (none: `keep`)."""
     row = model._default_manager.filter(**key).first()
     if row is None:
         return model._default_manager.create(**key, **values), "created"
+    if keep:
+        return row, "unchanged"
     changed = [name for name, value in values.items() if getattr(row, name) != value]
     for name in changed:
         setattr(row, name, values[name])
@@ -432,21 +434,21 @@ def _upsert_row(model: type[M], key: Values, values: Values) -> tuple[M, str]:
     return row, "changed" if changed else "unchanged"
 
 
-def _upsert_providers(catalog: Catalog, report: CatalogReport) -> None:
+def _upsert_providers(catalog: Catalog, report: CatalogReport, keep: bool) -> None:
     for spec in catalog.providers:
-        provider, outcome = _upsert_row(Provider, {"name": spec.name}, spec.values)
+        provider, outcome = _upsert_row(Provider, {"name": spec.name}, spec.values, keep)
         report.providers.add(outcome)
         for region in spec.regions:
             key: Values = {"provider_id": provider.pk, "name": region.name}
-            report.regions.add(_upsert_row(Region, key, region.values)[1])
+            report.regions.add(_upsert_row(Region, key, region.values, keep)[1])
 
 
-def _upsert_models(catalog: Catalog, report: CatalogReport) -> None:
+def _upsert_models(catalog: Catalog, report: CatalogReport, keep: bool) -> None:
     for spec in catalog.models:
-        report.models.add(_upsert_row(Model, {"id": spec.id}, spec.values)[1])
+        report.models.add(_upsert_row(Model, {"id": spec.id}, spec.values, keep)[1])
 
 
-def _upsert_offerings(catalog: Catalog, report: CatalogReport) -> None:
+def _upsert_offerings(catalog: Catalog, report: CatalogReport, keep: bool) -> None:
     roots = {offering.root for offering in catalog.offerings}
     provider_ids = dict(Provider.objects.filter(name__in=roots).values_list("name", "pk"))
     region_ids = {
@@ -461,18 +463,20 @@ def _upsert_offerings(catalog: Catalog, report: CatalogReport) -> None:
             "provider_id": provider_ids[spec.root],
             "region_id": region_ids[(spec.root, spec.region)] if spec.region else None,
         }
-        report.offerings.add(_upsert_row(Offering, key, spec.values)[1])
+        report.offerings.add(_upsert_row(Offering, key, spec.values, keep)[1])
 
 
-def catalog_load(path: Path) -> CatalogReport:
-    """Validate the catalog file at `path`, then upsert all of it in one transaction.
+def catalog_load(path: Path, *, keep_existing: bool = False) -> CatalogReport:
+    """Validate the catalog file at `path`, then upsert all of it in one transaction; with
+    `keep_existing`, only create the rows the database lacks and leave the others as they are
+    (an operator's edits in the admin stay).
 
     Raises CatalogError, with nothing written, when any part of the file is invalid."""
     catalog = catalog_parse(_read_toml(path))
     with transaction.atomic():
         _check_references(catalog)
         report = CatalogReport()
-        _upsert_providers(catalog, report)
-        _upsert_models(catalog, report)
-        _upsert_offerings(catalog, report)
+        _upsert_providers(catalog, report, keep_existing)
+        _upsert_models(catalog, report, keep_existing)
+        _upsert_offerings(catalog, report, keep_existing)
     return report

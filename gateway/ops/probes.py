@@ -17,6 +17,8 @@ from billing import recording
 from gateway.state import STATE
 
 OK = "ok"
+NOT_USED = "not used"
+"""The check of a store this deployment does without (Redis, in embedded mode)."""
 # The database check runs on a thread of its own, one at a time: a probe that finds the
 # previous check still waiting on a dead database reports it without starting another.
 _database = ThreadPoolExecutor(max_workers=1, thread_name_prefix="momor-probe")
@@ -28,6 +30,10 @@ async def readiness() -> dict[str, str]:
     names = ["catalog", "database", "redis", "handoffs"]
     found = await asyncio.gather(_catalog(), _bounded(_database_check()), _bounded(_redis()))
     return dict(zip(names, [*found, _handoffs()], strict=True))
+
+
+def ready(checks: dict[str, str]) -> bool:
+    return all(found in (OK, NOT_USED) for found in checks.values())
 
 
 async def _bounded(check: Awaitable[str]) -> str:
@@ -79,7 +85,7 @@ _clients: dict[asyncio.AbstractEventLoop, aioredis.Redis] = {}
 
 async def _redis() -> str:
     if not settings.REDIS_URL:
-        return OK  # embedded mode: no Redis to reach
+        return NOT_USED  # embedded mode
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None:

@@ -44,7 +44,7 @@ async def _serve(path: str, scope: Scope, send: Send) -> None:
         await _send(send, 200, JSON, b'{"status": "ok"}')
     elif path == "/readyz":
         checks = await probes.readiness()
-        ready = all(found == probes.OK for found in checks.values())
+        ready = probes.ready(checks)
         body = orjson.dumps({"status": "ready" if ready else "not ready", "checks": checks})
         await _send(send, 200 if ready else 503, JSON, body)
     elif not exposition.authorized(_header(scope, b"authorization")):

@@ -160,3 +160,24 @@ def test_a_real_run_refuses_a_bad_field_in_one_line_and_loads_nothing(
     assert (done.returncode, done.stdout, done.stderr) == (1, "", f"CommandError: {line}\n")
     assert not Model.objects.exists()
     assert not Offering.objects.exists()
+
+
+@pytest.mark.django_db
+def test_keep_existing_creates_what_is_missing_and_leaves_the_operators_edits(
+    tmp_path: Path,
+) -> None:
+    path = str(write(tmp_path, CATALOG))
+    run(path)
+    Model.objects.filter(id="mistralai/mistral-small").update(name="Edited in the admin")
+    Offering.objects.update(prompt_price="0.2", enabled=False)
+    added = CATALOG + '\n[[models]]\nid = "mistralai/mistral-large"\nreleased = 2025-07-01\n'
+    assert run(str(write(tmp_path, added)), "--keep-existing") == (
+        "providers: 0 created, 0 changed, 1 unchanged\n"
+        "regions: 0 created, 0 changed, 0 unchanged\n"
+        "models: 1 created, 0 changed, 1 unchanged\n"
+        "offerings: 0 created, 0 changed, 1 unchanged\n"
+    )
+    assert Model.objects.get(id="mistralai/mistral-small").name == "Edited in the admin"
+    assert Model.objects.filter(id="mistralai/mistral-large").exists()
+    offering = Offering.objects.get()
+    assert (str(offering.prompt_price), offering.enabled) == ("0.200000", False)

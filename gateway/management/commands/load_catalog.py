@@ -1,4 +1,5 @@
-"""`load_catalog FILE.toml`: upsert providers, regions, models and offerings from a file."""
+"""`load_catalog FILE.toml [--keep-existing]`: upsert providers, regions, models and offerings
+from a file; or only create those the database lacks."""
 
 from __future__ import annotations
 
@@ -15,10 +16,15 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", type=Path, metavar="FILE.toml")
+        parser.add_argument(
+            "--keep-existing",
+            action="store_true",
+            help="only create the rows the database lacks; leave the others as they are",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            report = catalog_load(options["file"])
+            report = catalog_load(options["file"], keep_existing=options["keep_existing"])
         except CatalogError as exc:
             raise CommandError(str(exc)) from None
         for line in report.lines():

@@ -39,6 +39,18 @@ def test_readyz_says_what_it_checked(world: World) -> None:
     }
 
 
+def test_readyz_in_embedded_mode_says_redis_is_not_used(world: World, settings: Any) -> None:
+    settings.REDIS_URL = ""
+    response = httpx.get(world.url + "/readyz", timeout=10)
+    assert (response.status_code, response.json()) == (
+        200,
+        {
+            "status": "ready",
+            "checks": {"catalog": "ok", "database": "ok", "redis": "not used", "handoffs": "ok"},
+        },
+    )
+
+
 def test_metrics_behind_a_token_need_it(world: World, settings: Any) -> None:
     settings.MOMOR_METRICS_TOKEN = TOKEN
     for headers in ({}, {"authorization": "Bearer wrong"}, {"authorization": TOKEN}):
