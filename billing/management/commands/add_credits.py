@@ -7,6 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from accounts.field_bounds import USD_CEILING
+from accounts.models import Organization
 from accounts.services import AccountError, format_usd, organization_by_slug, parse_usd
 from billing.ledger import ledger_post
 from billing.models import EntryKind
@@ -17,6 +19,16 @@ def _positive_usd(text: str) -> Decimal:
     if amount <= 0:
         raise AccountError(f"the amount must be positive, not {text}")
     return amount
+
+
+def _check_balance_holds(organization: Organization, amount: Decimal) -> None:
+    """The balance column holds under a billion USD: a top-up past it is refused here, not
+    by the database."""
+    if organization.balance + amount >= USD_CEILING:
+        raise AccountError(
+            f"the balance would be {format_usd(organization.balance + amount)}: "
+            "a balance stays under 1,000,000,000 USD"
+        )
 
 
 class Command(BaseCommand):
@@ -30,6 +42,7 @@ class Command(BaseCommand):
         try:
             organization = organization_by_slug(options["org"])
             amount = _positive_usd(options["amount"])
+            _check_balance_holds(organization, amount)
         except AccountError as exc:
             raise CommandError(str(exc)) from None
         entry = ledger_post(

@@ -9,9 +9,26 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
+from accounts.field_bounds import day_of, has_nul
 from accounts.models import Organization
 from billing.models import Generation
 from billing.rollups import rollups_rebuild
+
+
+def _day(flag: str, text: str | None) -> date | None:
+    try:
+        return day_of(text, name=flag) if text is not None else None
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _organization_id(slug: str | None) -> int | None:
+    if not slug:
+        return None
+    org = None if has_nul(slug) else Organization.objects.filter(slug=slug).first()
+    if org is None:
+        raise CommandError(f"no organization {slug!r}")
+    return org.pk
 
 
 class Command(BaseCommand):
@@ -22,18 +39,16 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--org", metavar="SLUG", help="one organization (default: all)")
-        parser.add_argument("--since", type=date.fromisoformat, help="first day, YYYY-MM-DD")
-        parser.add_argument("--until", type=date.fromisoformat, help="last day, YYYY-MM-DD")
+        parser.add_argument("--since", metavar="DATE", help="first day, YYYY-MM-DD")
+        parser.add_argument("--until", metavar="DATE", help="last day, YYYY-MM-DD")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        org_id = None
-        if options["org"]:
-            org = Organization.objects.filter(slug=options["org"]).first()
-            if org is None:
-                raise CommandError(f"no organization {options['org']!r}")
-            org_id = org.pk
-        since = options["since"] or _first_day(org_id)
-        until = options["until"] or timezone.localdate()
+        since, until = _day("--since", options["since"]), _day("--until", options["until"])
+        org_id = _organization_id(options["org"])
+        since = since or _first_day(org_id)
+        until = until or timezone.localdate()
+        if since > until:
+            raise CommandError(f"--since {since} is after --until {until}")
         written = rollups_rebuild(since, until, org_id)
         self.stdout.write(f"daily usage {since} to {until}: {written} rows")
 

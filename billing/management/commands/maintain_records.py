@@ -5,9 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from accounts.field_bounds import RETENTION_DAYS_MAX, whole_number
 from billing.maintenance import records_maintain
+
+
+def _retention_days(text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        return whole_number(text, name="--retention-days", least=0, most=RETENTION_DAYS_MAX)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
 
 
 class Command(BaseCommand):
@@ -18,11 +28,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "--retention-days", type=int, help="override MOMOR_RECORD_RETENTION_DAYS"
+            "--retention-days", metavar="N", help="override MOMOR_RECORD_RETENTION_DAYS"
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        upkeep = records_maintain(options["retention_days"])
+        upkeep = records_maintain(_retention_days(options["retention_days"]))
         self.stdout.write(f"partitions made: {', '.join(upkeep.made) or 'none'}")
         dropped = upkeep.dropped
         self.stdout.write(f"partitions dropped: {', '.join(dropped.partitions) or 'none'}")
