@@ -1,5 +1,9 @@
 """What a call costs: its provider's token counts at the offering's prices, in Decimal; on the
-organization's own saved key, the operator's BYOK fee of that (nothing by default)."""
+organization's own saved key, the operator's BYOK fee of that (nothing by default).
+
+No price, fee or cost is ever below zero here: a price below zero (a row written before the
+catalog's rules, or behind the admin's back) counts as zero, so that no call is credited and
+no reservation below zero reaches admission, whose counters cannot read one."""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from billing.records import TokenCounts
 
 MILLION = Decimal(1_000_000)
 NANO = Decimal("0.000000001")
+ZERO = Decimal(0)
 
 
 def tokens_cost(tokens: TokenCounts, prices: dict[str, str]) -> Decimal:
@@ -58,14 +63,19 @@ def charged(cost: Decimal, key_source: str) -> Decimal:
 
 
 def byok_fee() -> Decimal:
-    return Decimal(settings.MOMOR_BYOK_FEE or "0")
+    return floor(Decimal(settings.MOMOR_BYOK_FEE or "0"))
+
+
+def floor(amount: Decimal) -> Decimal:
+    """The amount, or zero where it is below zero."""
+    return amount if amount >= 0 else ZERO
 
 
 @lru_cache(maxsize=4096)
 def _prices(*prices: str | int | float | None) -> tuple[Decimal, Decimal, Decimal, Decimal]:
     """A record's prices (strings) as Decimals, parsed once: prompt, completion, and the cache
     read and write prices, which are the prompt's where the catalog gives none (or 0)."""
-    prompt, completion, cache_read, cache_write = (Decimal(p or 0) for p in prices)
+    prompt, completion, cache_read, cache_write = (floor(Decimal(p or 0)) for p in prices)
     return prompt, completion, cache_read or prompt, cache_write or prompt
 
 

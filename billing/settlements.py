@@ -29,7 +29,7 @@ def cost_units(record: CallRecord) -> int:
     """The call's charge in nano-dollars; a record whose cost cannot be read is settled at 0
     (its consumer parks it, and the charge is posted from there if it can be)."""
     try:
-        return to_units(served_cost(record))
+        return max(to_units(served_cost(record)), 0)
     except Exception:
         log.exception("could not price call %s", record.request_id)
         return 0

@@ -43,7 +43,7 @@ def _request(caller: Caller, request_id: str, amount: Decimal) -> AdmitRequest:
         reservation_id=request_id,
         org_id=caller.org.id,
         key_tag=key_tag(key.id if key else None, caller.user_id),
-        amount=to_units(amount),
+        amount=max(to_units(amount), 0),  # one below zero would add to the available credit
         rate_limit=_rate_limit(caller),
         key_credit_limit=to_units(limit) if limit is not None else None,
         now_ms=int(time.time() * 1000),

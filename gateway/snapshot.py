@@ -14,6 +14,7 @@ from django.db.models import Count, Max
 from accounts.key_env import key_env_problem
 from accounts.redaction import note_secret
 from accounts.secrets import UnreadableSecret
+from billing.cost import floor
 from gateway.models import Model, Offering, Provider, Region
 from gateway.providers import adapter_for
 
@@ -47,6 +48,10 @@ class Prices:
     """As a record keeps them, built once (shared: read, never written)."""
 
     def __post_init__(self) -> None:
+        # A price below zero (a row from before the catalog's rules) counts as zero: admission
+        # reserves from these, and a reservation below zero wedges its counters.
+        for name in ("prompt", "completion", "cache_read", "cache_write"):
+            object.__setattr__(self, name, floor(getattr(self, name)))
         strings = {
             "prompt": str(self.prompt),
             "completion": str(self.completion),

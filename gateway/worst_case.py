@@ -19,7 +19,7 @@ from typing import Any
 
 from django.conf import settings
 
-from billing.cost import MILLION, byok_fee
+from billing.cost import MILLION, byok_fee, floor
 from gateway.providers import REGISTRY, adapter_for
 from gateway.providers.contract import Adapter, Target, chat_request
 from gateway.routing import PART_MODALITIES, Candidate, target_of
@@ -51,7 +51,7 @@ def _cost(body: dict[str, Any], body_size: int, parts: MediaParts, candidate: Ca
     completion = _output(adapter, target, offering, body) * adapter.answers(chat_request(body))
     prices = offering.prices
     dearest = max(prices.prompt, prices.cache_read, prices.cache_write)
-    cost = (prompt * dearest + completion * prices.completion) / MILLION
+    cost = floor((prompt * dearest + completion * prices.completion) / MILLION)
     return cost * byok_fee() if candidate.key_source == "own" else cost
 
 

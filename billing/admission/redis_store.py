@@ -41,6 +41,8 @@ from billing.breaker import REDIS
 
 AREA = "adm"
 
+# A reservation is held as "amount:tag". Amounts are never below zero now; the scripts still read
+# a minus sign, so that one held from before that is released rather than failing the script.
 # KEYS: balance hash, reservations hash, reservation expiries zset, reserved total,
 #       unposted hash, unposted expiries zset, unposted total, key spent, rate window
 # ARGV: reservation id, amount, now ms, ttl ms, rate limit, window ms, key limit (-1: none),
@@ -59,7 +61,7 @@ end
 for _, rid in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
   local held = redis.call('HGET', KEYS[2], rid)
   if held then
-    local amount, tag = string.match(held, '^(%d+):(.*)$')
+    local amount, tag = string.match(held, '^(-?%d+):(.*)$')
     redis.call('DECRBY', KEYS[4], amount)
     redis.call('DECRBY', ARGV[8] .. tag, amount)
     redis.call('HDEL', KEYS[2], rid)
@@ -115,7 +117,7 @@ SETTLE = """
 if ARGV[1] ~= '' then
   local held = redis.call('HGET', KEYS[1], ARGV[1])
   if held then
-    local amount = string.match(held, '^(%d+):')
+    local amount = string.match(held, '^(-?%d+):')
     redis.call('DECRBY', KEYS[3], amount)
     redis.call('DECRBY', KEYS[4], amount)
     redis.call('HDEL', KEYS[1], ARGV[1])

@@ -89,6 +89,22 @@ async def test_the_reservation_of_a_process_that_died_expires(store: AdmissionSt
     assert list(store.open_reservations(7, NOW + TTL + 1)) == ["r3"]
 
 
+async def test_a_reservation_held_below_zero_is_released_and_expires(
+    store: AdmissionStore,
+) -> None:
+    """Admission is never asked to reserve below zero now; one held below zero from before is
+    still released by its settle or its expiry, rather than failing every script that meets it."""
+    store.sync_balance(7, 100, 1)
+    settled = await store.admit(ask("r1", -500))
+    await store.admit(ask("r2", -500))
+    store.settle(settled, 0, "call-1", NOW)
+    later = NOW + TTL + 1
+    await store.admit(ask("r3", 100, now=later))
+    with pytest.raises(Refused):
+        await store.admit(ask("r4", 1, now=later))
+    assert store.open_reservations(7, later) == {"r3": 100}
+
+
 async def test_a_renewed_reservation_outlives_its_first_time_to_live(
     store: AdmissionStore,
 ) -> None:
