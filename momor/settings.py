@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import dj_database_url
@@ -11,7 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from accounts.redis_client import is_cluster
 from momor import broker
-from momor.env import env_bool, env_float, env_int, env_list, env_secret, env_str
+from momor.env import env_bool, env_decimal, env_float, env_int, env_list, env_secret, env_str
 
 # Django's generic classes (ModelAdmin[Provider], ModelForm[ApiKey]...) subscriptable at run
 # time, as the typed admin and forms declare them.
@@ -86,17 +87,17 @@ TEMPLATES = [
 DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'var' / 'momor.sqlite3'}"),
-        conn_max_age=env_int("MOMOR_DB_CONN_MAX_AGE", 60),
+        conn_max_age=env_int("MOMOR_DB_CONN_MAX_AGE", 60, minimum=0),
     )
 }
 # Bounds on every store a call depends on (README, "When a store is down"): a Redis or
 # database that does not answer within these is treated as down.
-MOMOR_REDIS_TIMEOUT_SECONDS = env_float("MOMOR_REDIS_TIMEOUT_SECONDS", 2.0)
-MOMOR_DB_TIMEOUT_SECONDS = env_float("MOMOR_DB_TIMEOUT_SECONDS", 5.0)
+MOMOR_REDIS_TIMEOUT_SECONDS = env_float("MOMOR_REDIS_TIMEOUT_SECONDS", 2.0, above=0)
+MOMOR_DB_TIMEOUT_SECONDS = env_float("MOMOR_DB_TIMEOUT_SECONDS", 5.0, above=0)
 # Days of call records (generations and attempts) kept; 0 keeps them all. The ledger and the
 # daily usage are never dropped.
-MOMOR_RECORD_RETENTION_DAYS = env_int("MOMOR_RECORD_RETENTION_DAYS", 0)
-MOMOR_BREAKER_COOLDOWN_SECONDS = env_float("MOMOR_BREAKER_COOLDOWN_SECONDS", 5.0)
+MOMOR_RECORD_RETENTION_DAYS = env_int("MOMOR_RECORD_RETENTION_DAYS", 0, minimum=0)
+MOMOR_BREAKER_COOLDOWN_SECONDS = env_float("MOMOR_BREAKER_COOLDOWN_SECONDS", 5.0, above=0)
 if DATABASES["default"]["ENGINE"].endswith("postgresql"):
     # A server that stops answering (not only one that refuses) is noticed: connecting is
     # bounded, and a query the network drops, or a connection gone silent, times out in the
@@ -171,7 +172,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_ACCEPT_CONTENT = ["json", "orjson"]
 CELERY_BROKER_TRANSPORT_OPTIONS = broker.transport_options(
-    CELERY_BROKER_URL, env_int("MOMOR_VISIBILITY_TIMEOUT_SECONDS", 300), _REDIS_SOCKET
+    CELERY_BROKER_URL, env_int("MOMOR_VISIBILITY_TIMEOUT_SECONDS", 300, minimum=1), _REDIS_SOCKET
 )
 CELERY_TASK_QUEUES = broker.task_queues(CELERY_BROKER_URL)
 # A task running when the broker connection drops is cancelled, and delivered again.
@@ -182,9 +183,9 @@ CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 # answering before another takes it, whether gateway processes also store records from the
 # Redis stream (deployments without a Celery worker), and how long SIGTERM lets calls finish.
 MOMOR_JOURNAL_DIR = Path(env_str("MOMOR_JOURNAL_DIR", str(BASE_DIR / "var" / "journal")))
-MOMOR_RECORDS_CLAIM_SECONDS = env_float("MOMOR_RECORDS_CLAIM_SECONDS", 60.0)
+MOMOR_RECORDS_CLAIM_SECONDS = env_float("MOMOR_RECORDS_CLAIM_SECONDS", 60.0, above=0)
 MOMOR_RECORD_IN_GATEWAY = env_bool("MOMOR_RECORD_IN_GATEWAY", default=False)
-MOMOR_SHUTDOWN_GRACE_SECONDS = env_float("MOMOR_SHUTDOWN_GRACE_SECONDS", 30.0)
+MOMOR_SHUTDOWN_GRACE_SECONDS = env_float("MOMOR_SHUTDOWN_GRACE_SECONDS", 30.0, minimum=0)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -213,19 +214,21 @@ X_FRAME_OPTIONS = "DENY"
 # every body a time to arrive in (gateway/body_limit.py), both applied while it is read.
 # Django's own check is a backstop behind them.
 MOMOR_MAX_BODY_BYTES = 30 * 1024 * 1024
-MOMOR_BODY_TIMEOUT = env_float("MOMOR_BODY_TIMEOUT", 60.0)
+MOMOR_BODY_TIMEOUT = env_float("MOMOR_BODY_TIMEOUT", 60.0, above=0)
 MOMOR_WEBSOCKET_MESSAGE_BYTES = 4096
 DATA_UPLOAD_MAX_MEMORY_SIZE = MOMOR_MAX_BODY_BYTES + 1
 
-MOMOR_REFRESH_SECONDS = env_float("MOMOR_REFRESH_SECONDS", 2.0)
+MOMOR_REFRESH_SECONDS = env_float("MOMOR_REFRESH_SECONDS", 2.0, above=0)
 # Serve Bearer-key completions calls on the lean ASGI route rather than Django's request
 # cycle (see README, "Performance").
 MOMOR_LEAN_COMPLETIONS = env_bool("MOMOR_LEAN_COMPLETIONS", default=True)
-MOMOR_UPSTREAM_CONNECT_TIMEOUT = env_float("MOMOR_UPSTREAM_CONNECT_TIMEOUT", 10.0)
-MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT = env_float("MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT", 300.0)
-MOMOR_UPSTREAM_CHUNK_TIMEOUT = env_float("MOMOR_UPSTREAM_CHUNK_TIMEOUT", 120.0)
+MOMOR_UPSTREAM_CONNECT_TIMEOUT = env_float("MOMOR_UPSTREAM_CONNECT_TIMEOUT", 10.0, above=0)
+MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT = env_float("MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT", 300.0, above=0)
+MOMOR_UPSTREAM_CHUNK_TIMEOUT = env_float("MOMOR_UPSTREAM_CHUNK_TIMEOUT", 120.0, above=0)
 # Providers send a stream's head at once: a streamed try with no head after this fails over.
-MOMOR_UPSTREAM_STREAM_HEADERS_TIMEOUT = env_float("MOMOR_UPSTREAM_STREAM_HEADERS_TIMEOUT", 30.0)
+MOMOR_UPSTREAM_STREAM_HEADERS_TIMEOUT = env_float(
+    "MOMOR_UPSTREAM_STREAM_HEADERS_TIMEOUT", 30.0, above=0
+)
 MOMOR_UPSTREAM_TRANSPORT = env_str("MOMOR_UPSTREAM_TRANSPORT", "http1")
 # Outbound requests to addresses users supply (gateway/outbound.py): the only token endpoint a
 # Vertex service account may name, and networks the guard lets through besides public ones.
@@ -239,14 +242,12 @@ if MOMOR_UPSTREAM_TRANSPORT not in {"http1", "aiohttp", "httpx"}:
 # (always a finite number: every answer after the key is known states it); how long a
 # reservation of a call whose process died is held; the completion ceiling a reservation
 # assumes when a call sets none.
-MOMOR_BYOK_FEE = env_str("MOMOR_BYOK_FEE", "0")
-MOMOR_RATE_LIMIT_PER_MINUTE = env_int("MOMOR_RATE_LIMIT_PER_MINUTE", 600)
-if MOMOR_RATE_LIMIT_PER_MINUTE < 1:
-    raise ImproperlyConfigured("MOMOR_RATE_LIMIT_PER_MINUTE must be at least 1")
+MOMOR_BYOK_FEE = env_decimal("MOMOR_BYOK_FEE", "0", minimum=Decimal(0), maximum=Decimal(1))
+MOMOR_RATE_LIMIT_PER_MINUTE = env_int("MOMOR_RATE_LIMIT_PER_MINUTE", 600, minimum=1)
 # How long an X-Request-Id stays claimed by the call that sent it: as long as records are kept.
-MOMOR_REQUEST_ID_DAYS = env_int("MOMOR_REQUEST_ID_DAYS", 400)
-MOMOR_RESERVATION_TTL_SECONDS = env_int("MOMOR_RESERVATION_TTL_SECONDS", 900)
-MOMOR_RESERVE_COMPLETION_TOKENS = env_int("MOMOR_RESERVE_COMPLETION_TOKENS", 4096)
+MOMOR_REQUEST_ID_DAYS = env_int("MOMOR_REQUEST_ID_DAYS", 400, minimum=1)
+MOMOR_RESERVATION_TTL_SECONDS = env_int("MOMOR_RESERVATION_TTL_SECONDS", 900, minimum=1)
+MOMOR_RESERVE_COMPLETION_TOKENS = env_int("MOMOR_RESERVE_COMPLETION_TOKENS", 4096, minimum=1)
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -276,11 +277,11 @@ MOMOR_METRICS_TOKEN = env_secret("MOMOR_METRICS_TOKEN")
 # Without a token, /metrics is served on Momor's port only when opened on purpose (a port that
 # is itself private); a port of their own listens on this address (loopback unless told).
 MOMOR_METRICS_PUBLIC = env_bool("MOMOR_METRICS_PUBLIC", default=False)
-MOMOR_METRICS_PORT = env_int("MOMOR_METRICS_PORT", 0)
+MOMOR_METRICS_PORT = env_int("MOMOR_METRICS_PORT", 0, minimum=0, maximum=65535)
 MOMOR_METRICS_ADDRESS = env_str("MOMOR_METRICS_ADDRESS", "127.0.0.1")
-MOMOR_METRICS_ORGANIZATIONS = env_int("MOMOR_METRICS_ORGANIZATIONS", 20)
+MOMOR_METRICS_ORGANIZATIONS = env_int("MOMOR_METRICS_ORGANIZATIONS", 20, minimum=0)
 MOMOR_METRICS_ORGANIZATION_IDS = env_list("MOMOR_METRICS_ORGANIZATION_IDS", [])
-MOMOR_PROBE_TIMEOUT_SECONDS = env_float("MOMOR_PROBE_TIMEOUT_SECONDS", 0.5)
+MOMOR_PROBE_TIMEOUT_SECONDS = env_float("MOMOR_PROBE_TIMEOUT_SECONDS", 0.5, above=0)
 # Log lines as plain text (the default) or JSON objects, one per line, with one line per call.
 MOMOR_LOG_FORMAT = env_str("MOMOR_LOG_FORMAT", "plain")
 if MOMOR_LOG_FORMAT not in {"plain", "json"}:
