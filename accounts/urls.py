@@ -32,6 +32,7 @@ urlpatterns = [
         members.invitation_cancel,
         name="invitation-revoke",
     ),
+    path("invitations/accept/", invitations.invitation_opened, name="invitation-accept"),
     path("invitations/<str:token>/", invitations.invitation, name="invitation"),
     path("organization/", organization.organization, name="organization"),
 ]

@@ -22,6 +22,7 @@ from django.http import HttpRequest
 from django.views.debug import SafeExceptionReporterFilter
 from pythonjsonlogger.orjson import OrjsonFormatter
 
+from accounts.link_tokens import mask_link_tokens
 from accounts.redaction import scrub, scrub_bounded
 
 _PLAIN = (int, float, bool, type(None))
@@ -57,7 +58,7 @@ def _scrubbed(value: object) -> object:
     if isinstance(value, _PLAIN):
         return value
     text = str(value)
-    clean = scrub_bounded(text, TEXT_MAX)
+    clean = mask_link_tokens(scrub_bounded(text, TEXT_MAX))  # links' tokens: access lines
     return value if clean == text else clean
 
 

@@ -9,6 +9,7 @@ from django.contrib.auth.forms import SetPasswordForm
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.debug import sensitive_post_parameters
 
@@ -24,15 +25,42 @@ from accounts.permissions import SESSION_ORG
 from accounts.services import AccountError
 
 PAGE = "registration/invitation.html"
+SESSION_INVITATION = "momor_invitation"
+"""The token of the invitation opened in this session: the link's URL holds it only until the
+first GET, so later pages, their Referer and their log lines never show it."""
 
 
 @never_cache
 @sensitive_post_parameters("new_password1", "new_password2")
 def invitation(request: HttpRequest, token: str) -> HttpResponse:
+    """The mailed link: a GET puts its token in the session and goes on to a URL without it;
+    a POST to it (a page opened before this) is answered as the accept page would."""
     try:
         found = invitation_by_token(token)
     except InvitationInvalid as exc:
-        return render(request, PAGE, {"refused": str(exc)}, status=410)
+        return _gone(request, str(exc))
+    request.session[SESSION_INVITATION] = token
+    if request.method == "POST":
+        return _no_referrer(_follow(request, found))
+    return _no_referrer(redirect("invitation-accept"))
+
+
+@never_cache
+@sensitive_post_parameters("new_password1", "new_password2")
+def invitation_opened(request: HttpRequest) -> HttpResponse:
+    """The invitation opened in this session."""
+    token = request.session.get(SESSION_INVITATION)
+    if not isinstance(token, str):
+        return _gone(request, "Open the link in the invitation's mail to accept it.")
+    try:
+        found = invitation_by_token(token)
+    except InvitationInvalid as exc:
+        del request.session[SESSION_INVITATION]
+        return _gone(request, str(exc))
+    return _no_referrer(_follow(request, found))
+
+
+def _follow(request: HttpRequest, found: Invitation) -> HttpResponse:
     if account_exists(found.email):
         return _for_an_account(request, found)
     if request.user.is_authenticated:
@@ -41,9 +69,18 @@ def invitation(request: HttpRequest, token: str) -> HttpResponse:
     return _for_someone_new(request, found)
 
 
+def _gone(request: HttpRequest, refused: str) -> HttpResponse:
+    return _no_referrer(render(request, PAGE, {"refused": refused}, status=410))
+
+
+def _no_referrer(response: HttpResponse) -> HttpResponse:
+    response["Referrer-Policy"] = "no-referrer"
+    return response
+
+
 def _for_an_account(request: HttpRequest, found: Invitation) -> HttpResponse:
     if not request.user.is_authenticated:
-        return redirect_to_login(request.get_full_path())
+        return redirect_to_login(reverse("invitation-accept"))
     if request.user.email.strip().lower() != found.email:
         refused = "This invitation was sent to another address: sign in as that account."
         return render(request, PAGE, {"refused": refused}, status=403)
@@ -74,6 +111,7 @@ def _for_someone_new(request: HttpRequest, found: Invitation) -> HttpResponse:
 
 
 def _welcome(request: HttpRequest, organization_id: int, found: Invitation) -> HttpResponse:
+    request.session.pop(SESSION_INVITATION, None)
     request.session[SESSION_ORG] = organization_id
     messages.success(request, f"Welcome to {found.organization.name}.")
     return redirect("overview")

@@ -88,7 +88,7 @@ def test_a_new_person_sets_their_password_and_joins(
     invite(browsers("alice"), "carol@example.com", Role.ADMIN)
     link = link_in_mail("carol@example.com")
     carol = browsers()
-    assert carol.get(link).status_code == 200
+    assert carol.get(link, follow_redirects=True).status_code == 200
     joined = set_password(carol, link)
     assert (joined.status_code, joined.headers["location"]) == (302, "/")
     assert "Acme" in carol.get("/").text
@@ -122,7 +122,7 @@ def test_an_inviter_cannot_take_the_account_nor_join_it_elsewhere(
     invite(browsers("alice"), "victor@example.com")
     victors = Membership.objects.filter(user__email="victor@example.com")
     assert [m.organization.slug for m in victors] == ["globex"]  # not until victor accepts
-    assert mallory.get(link_in_mail("victor@example.com")).status_code == 403
+    assert mallory.get(link_in_mail("victor@example.com"), follow_redirects=True).status_code == 403
 
 
 def test_someone_with_an_account_signs_in_and_accepts(
@@ -133,14 +133,16 @@ def test_someone_with_an_account_signs_in_and_accepts(
     link = link_in_mail("bob@example.com")
 
     anonymous = browsers()
-    to_sign_in = anonymous.get(link)
+    opened = anonymous.get(link)
+    assert (opened.status_code, opened.headers["location"]) == (302, "/invitations/accept/")
+    to_sign_in = anonymous.get(opened.headers["location"])
     assert to_sign_in.status_code == 302
     assert to_sign_in.headers["location"].startswith("/accounts/login/?next=/invitations/")
     assert set_password(anonymous, link).status_code == 302  # to sign in, nothing set
     assert not Membership.objects.filter(user=bob, organization=acme).exists()
 
     visitor = browsers("bob")
-    assert "Accept and join" in visitor.get(link).text
+    assert "Accept and join" in visitor.get(link, follow_redirects=True).text
     assert visitor.post(link).headers["location"] == "/"
     assert Membership.objects.get(user=bob, organization=acme).role == Role.MEMBER
     assert "Acme" in visitor.get("/").text  # the session switched to it
@@ -156,7 +158,7 @@ def test_another_account_cannot_accept(
     invite(browsers("alice"), "bob@example.com")
     link = link_in_mail("bob@example.com")
     mallory = browsers("mallory")
-    assert mallory.get(link).status_code == 403
+    assert mallory.get(link, follow_redirects=True).status_code == 403
     assert mallory.post(link).status_code == 403
     assert set_password(mallory, link).status_code == 403
     assert not Membership.objects.filter(organization=acme).exclude(user__username="alice").exists()
