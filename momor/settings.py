@@ -13,6 +13,8 @@ from django.core.exceptions import ImproperlyConfigured
 from accounts.redis_client import is_cluster
 from momor import broker
 from momor.env import env_bool, env_decimal, env_float, env_int, env_list, env_secret, env_str
+from momor.security_headers import POLICY as CSP_DEFAULT
+from momor.security_headers import proxy_ssl_header
 
 # Django's generic classes (ModelAdmin[Provider], ModelForm[ApiKey]...) subscriptable at run
 # time, as the typed admin and forms declare them.
@@ -56,6 +58,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "momor.security_headers.ContentSecurityPolicy",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -209,6 +212,17 @@ SESSION_COOKIE_SECURE = not DEBUG and env_bool("MOMOR_SECURE_COOKIES", default=T
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+SECURE_REFERRER_POLICY = "same-origin"
+# HSTS (README, "Deployment hardening"): on with the secure cookies, a year unless told;
+# Django sends it on secure requests alone.
+SECURE_HSTS_SECONDS = env_int("MOMOR_HSTS_SECONDS", 31_536_000 if SESSION_COOKIE_SECURE else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("MOMOR_HSTS_INCLUDE_SUBDOMAINS", default=False)
+# Behind a TLS proxy the server does not take the scheme from (no --proxy-headers): the header
+# it sets and its value for HTTPS, "X-Forwarded-Proto: https"; only when the proxy sets it on
+# every request, replacing whatever the client sent.
+SECURE_PROXY_SSL_HEADER = proxy_ssl_header(env_str("MOMOR_PROXY_SSL_HEADER"))
+# The pages' Content-Security-Policy (momor/security_headers.py); empty: none sent.
+MOMOR_CONTENT_SECURITY_POLICY = env_str("MOMOR_CONTENT_SECURITY_POLICY", CSP_DEFAULT)
 
 # The completions body limit of the spec (30 MiB); every other route has a smaller one, and
 # every body a time to arrive in (gateway/body_limit.py), both applied while it is read.

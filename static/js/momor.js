@@ -35,6 +35,18 @@ document.addEventListener("click", async (event) => {
   setTimeout(() => { button.textContent = label; }, 1500);
 });
 
+// Markup asks for behaviour by data attributes (the Content-Security-Policy runs no inline
+// handler): a select that submits its form when changed, a button that opens or closes a part.
+document.addEventListener("change", (event) => {
+  const field = event.target.closest("[data-autosubmit]");
+  if (field && field.form) field.form.submit();
+});
+
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("[data-toggle-open]");
+  if (button) document.querySelector(button.dataset.toggleOpen)?.classList.toggle("open");
+});
+
 document.addEventListener("submit", (event) => {
   const question = event.target.dataset.confirm;
   if (question && !window.confirm(question)) event.preventDefault();
