@@ -48,7 +48,7 @@ class ReadOnlyAdminMixin:
 class AttemptInline(ReadOnlyAdminMixin, admin.TabularInline[Attempt, Generation]):
     model = Attempt
     fields = [
-        "position",
+        "number",
         "model",
         "provider",
         "region",
@@ -62,7 +62,13 @@ class AttemptInline(ReadOnlyAdminMixin, admin.TabularInline[Attempt, Generation]
         "completion_tokens",
         "cost",
     ]
+    readonly_fields = ["number"]
     extra = 0
+
+    @admin.display(description="#", ordering="position")
+    def number(self, obj: Attempt) -> int:
+        """The attempt's place in the call, counted from 1 (`position` counts from 0)."""
+        return obj.position + 1
 
 
 class ProviderFilter(admin.SimpleListFilter):

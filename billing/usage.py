@@ -131,10 +131,12 @@ def _tabulate(rows: Iterable[Any], since: date, until: date, split: Split) -> Da
 
 
 def _unnamed(split: Split, requested: str | None) -> str:
-    """The series of calls without a name in the split: no app, or no model (or provider)
-    served them, when it is what they asked for."""
+    """The series of calls without a name in the split: no app; calls no provider served,
+    together; calls no model served, by what they asked for."""
     if split == "app":
         return NO_APP
+    if split == "provider":
+        return NOT_SERVED
     return f"{requested} (not served)" if requested else NOT_SERVED
 
 

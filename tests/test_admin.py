@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
@@ -411,6 +412,12 @@ def test_it_shows_a_generation_with_its_attempts(admin_client: Client, world: Wo
     assert "upstream overloaded" in content
     assert "gpt-5-eu" in content
     assert 'name="_save"' not in content
+
+
+def test_it_numbers_a_generations_attempts_from_one(admin_client: Client, world: World) -> None:
+    content = _page(admin_client, _url(world.generation, "change"))
+    numbers = re.findall(r'<td class="field-number">\s*<p>(\d+)</p>', content)
+    assert numbers == ["1", "2"]
 
 
 def test_it_never_changes_a_generation(admin_client: Client, world: World) -> None:

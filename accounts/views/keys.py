@@ -18,7 +18,7 @@ from accounts.hooks import key_spend
 from accounts.models import ApiKey, Membership, Role
 from accounts.permissions import at_least, can_see_all_keys, role_required
 from accounts.services import AccountError, api_key_create, api_key_update
-from accounts.views.helpers import is_htmx
+from accounts.views.helpers import errors_sentence, is_htmx
 
 
 def _keys(request: HttpRequest, membership: Membership) -> QuerySet[ApiKey]:
@@ -55,7 +55,7 @@ def key_limits(request: HttpRequest, membership: Membership, pk: int) -> HttpRes
     key = get_object_or_404(_keys(request, membership), pk=pk)
     form = ApiKeyLimitsForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Limits not changed: " + form.errors.as_text())
+        messages.error(request, "Limits not changed: " + errors_sentence(form))
         return redirect("keys")
     try:
         tighten_only = not at_least(membership, Role.ADMIN)

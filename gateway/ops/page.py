@@ -20,6 +20,7 @@ from gateway.ops.metrics import PER_CALL
 
 @dataclass(slots=True)
 class Row:
+    measure: str  # count or sum (a histogram's), total (a counter's), value (a gauge's)
     labels: str
     value: float
 
@@ -41,12 +42,19 @@ def _families() -> list[Family]:
     found = []
     for metric in collected:
         rows = [
-            Row(_labels(sample.labels), sample.value)
+            Row(_measure(sample.name), _labels(sample.labels), sample.value)
             for sample in metric.samples
             if not sample.name.endswith(("_bucket", "_created"))
         ]
         found.append(Family(metric.name, metric.documentation, rows))
     return found
+
+
+def _measure(sample_name: str) -> str:
+    for suffix in ("count", "sum", "total"):
+        if sample_name.endswith(f"_{suffix}"):
+            return suffix
+    return "value"
 
 
 def _labels(labels: dict[str, str]) -> str:

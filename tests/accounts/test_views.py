@@ -70,6 +70,29 @@ def test_limits_are_set_and_lifted(alice, acme) -> None:  # type: ignore[no-unty
     assert (key.credit_limit, key.rate_limit) == (None, 30)
 
 
+@pytest.mark.parametrize(
+    ("limits", "flash"),
+    [
+        (
+            {"credit_limit": "-1", "rate_limit": ""},
+            "Limits not changed: Credit limit: ensure this value is greater than or equal to 0.",
+        ),
+        (
+            {"credit_limit": "-1", "rate_limit": "0"},
+            "Limits not changed: Credit limit: ensure this value is greater than or equal to 0. "
+            "Rate limit: ensure this value is greater than or equal to 1.",
+        ),
+    ],
+)
+def test_limits_that_do_not_validate_are_named_by_their_label(  # type: ignore[no-untyped-def]
+    alice, acme, limits: dict[str, str], flash: str
+) -> None:
+    _, key = make_key(acme, created_by=alice)
+    response = signed_in(alice).post(f"/keys/{key.pk}/limits/", limits, follow=True)
+    assert [str(message) for message in response.context["messages"]] == [flash]
+    assert f'<div class="flash error">{flash}</div>' in response.content.decode()
+
+
 def test_revoking_a_key_over_htmx_returns_its_row(alice, acme) -> None:  # type: ignore[no-untyped-def]
     _, key = make_key(acme, created_by=alice)
     response = signed_in(alice).post(f"/keys/{key.pk}/revoke/", headers={"HX-Request": "true"})

@@ -128,9 +128,10 @@ def test_calls_no_model_served_are_shown_by_what_they_requested(alice, acme) -> 
         "openai/gpt-5-mini (not served)",
         "not served",
     }
-    by_provider = client.get("/usage/", {"split": "provider"}).context["charts"]
-    labels = {d["label"] for d in by_provider["calls"]["datasets"]}
-    assert "anthropic/claude-opus-9 (not served)" in labels
+    by_provider = client.get("/usage/", {"split": "provider"})
+    labels = {d["label"] for d in by_provider.context["charts"]["calls"]["datasets"]}
+    assert labels == {"not served"}  # no provider served them: one row, not one a model
+    assert '<td>not served</td><td class="num">3</td>' in by_provider.content.decode()
 
 
 def test_money_is_written_one_way_on_every_page(alice, acme) -> None:  # type: ignore[no-untyped-def]
@@ -214,3 +215,54 @@ def test_a_malformed_cursor_shows_the_first_page(alice, acme, cursor: str) -> No
     response = signed_in(alice).get("/generations/", {"before": cursor, "after": cursor})
     assert response.status_code == 200
     assert [g.request_id for g in response.context["page"]] == [newest.request_id]
+
+
+def test_a_charge_in_the_ledger_names_its_model_once(alice, acme) -> None:  # type: ignore[no-untyped-def]
+    from billing.ledger import ledger_post
+    from billing.models import EntryKind
+
+    generation = make_generation(acme, model="demo/echo", provider="demo")
+    ledger_post(
+        organization_id=acme.pk,
+        kind=EntryKind.CHARGE,
+        amount=Decimal("-0.001"),
+        note="demo/echo via demo",
+        generation_id=generation.pk,
+    )
+    page = signed_in(alice).get("/billing/").content.decode()
+    link = f'<a href="/generations/{generation.request_id}/">demo/echo via demo</a>'
+    assert f"<td>{link}</td>" in page
+    assert page.count("demo/echo") == 1
+
+
+def test_attempts_are_numbered_from_one(alice, acme) -> None:  # type: ignore[no-untyped-def]
+    from billing.models import Attempt
+
+    generation = make_generation(acme)
+    generation.attempts.update(position=0)
+    Attempt.objects.create(
+        generation=generation, position=1, model="openai/gpt-5", provider="azure",
+        upstream_id="gpt-5-azure", key_source="momor", http_status=200, latency_ms=90,
+    )  # fmt: skip
+    page = signed_in(alice).get(f"/generations/{generation.request_id}/")
+    rows = page.context["attempts"]
+    assert [row.provider for row in rows] == ["openai", "azure"]
+    text = page.content.decode()
+    assert '<td class="position">1</td>' in text
+    assert '<td class="position">2</td>' in text
+    assert '<td class="position">0</td>' not in text
+
+
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [
+        ("failed", "no usage: the call cost nothing"),
+        ("refused", "no usage: the call cost nothing"),
+        ("success", "from the provider's usage"),
+    ],
+)
+def test_a_call_that_cost_nothing_says_so(alice, acme, status: str, said: str) -> None:  # type: ignore[no-untyped-def]
+    cost = "0" if status != "success" else "0.001"
+    generation = make_generation(acme, status=status, cost=cost, tokens=(0, 0))
+    page = signed_in(alice).get(f"/generations/{generation.request_id}/").content.decode()
+    assert f"<em>{said}</em>" in page

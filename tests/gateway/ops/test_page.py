@@ -45,3 +45,22 @@ def test_members_who_are_not_staff_are_sent_to_sign_in(world: World) -> None:
     page = client.get("/admin/operations/")
     assert page.status_code == 302
     assert page.headers["location"].startswith("/admin/login/")
+
+
+def test_a_histograms_rows_say_which_is_the_count_and_which_the_sum(world: World) -> None:
+    assert world.post(ask("openai/gpt-5")).status_code == 200
+    staff = User.objects.create_user("olivia", password="pw-olivia-0123", is_staff=True)
+    client = Client()
+    client.force_login(staff)
+
+    text = client.get("/admin/operations/").content.decode()
+
+    assert "<th>measure</th><th>labels</th><th>value</th>" in text
+    for row in (
+        "<tr><td>count</td><td>model=openai/gpt-5, provider=openai</td><td>1</td></tr>",
+        "<tr><td>sum</td><td>model=openai/gpt-5, provider=openai</td>",
+        "<tr><td>count</td><td>—</td>",  # momor_handoff_duration_seconds has no labels
+        "<tr><td>sum</td><td>—</td>",
+    ):
+        assert row in text, row
+    assert "<tr><td>—</td>" not in text  # every row says what it measures
