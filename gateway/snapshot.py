@@ -162,7 +162,7 @@ def _provider_info(row: Provider) -> ProviderInfo:
         row.zdr,
         key,
         collects_data=row.collects_data,
-        locations=frozenset(place.lower() for place in row.locations or ()),
+        locations=frozenset(place.lower() for place in _strings(row.locations)),
     )
 
 
@@ -209,11 +209,11 @@ def _offering_info(row: Offering, providers: dict[str, ProviderInfo]) -> Offerin
         ),
         tools=row.tools,
         json_schema=row.json_schema,
-        reasoning_efforts=tuple(row.reasoning_efforts or ()),
+        reasoning_efforts=_strings(row.reasoning_efforts),
         input_modalities=_input_kinds(row, provider),
         context_length=row.model.context_length,
         max_output_tokens=row.model.max_output_tokens,
-        parameters=frozenset(row.parameters or ()),
+        parameters=frozenset(_strings(row.parameters)),
         quantization=row.quantization.lower(),
         collects_data=_collects_data(row, provider),
         locations=_locations(row, provider),
@@ -223,7 +223,7 @@ def _offering_info(row: Offering, providers: dict[str, ProviderInfo]) -> Offerin
 def _input_kinds(row: Offering, provider: ProviderInfo) -> frozenset[str]:
     adapter = adapter_for(provider.api)
     carried = adapter.input_kinds if adapter is not None else frozenset()
-    declared = row.input_modalities
+    declared = None if row.input_modalities is None else _strings(row.input_modalities)
     return carried if declared is None else carried & frozenset(declared)
 
 
@@ -234,10 +234,20 @@ def _collects_data(row: Offering, provider: ProviderInfo) -> bool:
     return provider.collects_data
 
 
+def _strings(value: object) -> tuple[str, ...]:
+    """A list field's names. A row from before the catalog's rules may hold one name as a
+    string ("high"), which must not be read as its letters (tier/h)."""
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list):
+        return tuple(item for item in value if isinstance(item, str))
+    return ()
+
+
 def _locations(row: Offering, provider: ProviderInfo) -> frozenset[str]:
     if row.region is None:
         return provider.locations
-    own = {row.region.name.lower(), *(place.lower() for place in row.region.locations or ())}
+    own = {row.region.name.lower(), *(place.lower() for place in _strings(row.region.locations))}
     return provider.locations | own
 
 
@@ -247,7 +257,7 @@ def _model_info(row: Model, offerings: list[OfferingInfo]) -> ModelInfo:
         id=row.id,
         released=row.released,
         deprecated=row.deprecated,
-        tiers=frozenset(t.lower() for t in row.tiers or ()),
+        tiers=frozenset(t.lower() for t in _strings(row.tiers)),
         auto=row.auto,
         offerings=tuple(offerings),
     )
