@@ -15,14 +15,13 @@ from urllib.parse import urlsplit
 
 from django.db import models
 
-from gateway.models import Model, Offering
+from accounts.field_bounds import INTEGER_MAX
+from gateway.models import Model, Offering, Provider
 
 # Ordered from shallowest to deepest: routing picks the nearest deeper one a model takes.
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 INPUT_MODALITIES = ("image", "audio", "file")
 OFFERING_PRICES = ("prompt_price", "completion_price", "cache_read_price", "cache_write_price")
-# The largest value of PostgreSQL's integer, which a PositiveIntegerField is there.
-INTEGER_MAX = 2_147_483_647
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _WORD = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
@@ -85,8 +84,9 @@ def name(key: str, value: object) -> str:
     """A provider's or a region's name, as provider.order and name@region write it."""
     if not isinstance(value, str) or not _NAME.match(value):
         raise RuleError(f"{key} '{value}' {_NAME_RULE}")
-    if len(value) > 50:
-        raise RuleError(f"{key} '{value}' is longer than 50 characters")
+    most = _column(Provider, "name").max_length or 0
+    if len(value) > most:
+        raise RuleError(f"{key} '{value}' is longer than {most} characters")
     return value
 
 
