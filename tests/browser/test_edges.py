@@ -12,13 +12,13 @@ from django.contrib.auth.models import User
 from playwright.sync_api import Page, ViewportSize, expect
 
 from accounts.invitations import invitation_send
-from accounts.models import Organization, Role, SavedKey
+from accounts.models import Membership, Organization, Role, SavedKey
 from billing.models import Generation
 from billing.recording import drain
 from gateway.models import Provider
 from gateway.state import STATE
 from tests.browser.conftest import sign_in
-from tests.conftest import make_key, make_user
+from tests.conftest import make_key, make_org, make_user
 from tests.gateway.conftest import World, model, offer
 
 pytestmark = pytest.mark.browser
@@ -90,6 +90,9 @@ def crowded(world: World) -> str:
     and to a long model id nobody serves. The owner's username is a long e-mail; returns it."""
     Organization.objects.filter(pk=world.org.pk).update(name=ORG_NAME)
     owner = make_user(EMAIL, world.org, Role.OWNER)
+    other = make_org("globex")
+    Organization.objects.filter(pk=other.pk).update(name=ORG_NAME.replace("Acme", "Globex"))
+    Membership.objects.create(user=owner, organization=other, role=Role.MEMBER)
     make_user("b" + EMAIL, world.org, Role.MEMBER)
     make_key(world.org, name=KEY_NAME, created_by=owner)
     saved = SavedKey(organization=world.org, provider="openai", label=KEY_NAME)
@@ -146,6 +149,18 @@ def test_no_table_or_long_value_runs_past_its_card(page: Page, world: World, wid
         if found:
             spills[path] = found
     assert spills == {}, "\n".join(f"{path}: {found}" for path, found in spills.items())
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_sign_in_pages_fit(page: Page, world: World, width: str) -> None:
+    page.set_viewport_size(WIDTHS[width])
+    spills = {}
+    for path in ["/accounts/login/", "/accounts/password_reset/", "/no-such-page/"]:
+        page.goto(path)
+        found = page.evaluate(SPILLS)
+        if found:
+            spills[path] = found
+    assert spills == {}
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -208,12 +223,13 @@ def test_the_admin_lists_fit_a_laptop_with_long_values(page: Page, world: World)
     assert spills == {}
 
 
-def test_the_admin_lists_scroll_inside_their_box_on_a_phone(page: Page, world: World) -> None:
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_admin_pages_never_run_past_the_window(page: Page, world: World, width: str) -> None:
     crowded(world)
     admin_in(page)
-    page.set_viewport_size(WIDTHS["phone"])
+    page.set_viewport_size(WIDTHS[width])
     pages = {}
-    for path in ADMIN_LISTS:
+    for path in ["/admin/", "/admin/operations/", *ADMIN_LISTS]:
         page.goto(path)
         spill = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
         if spill > 0:
