@@ -16,6 +16,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
+from accounts.cloud_projects import project_id_problem
 from accounts.field_bounds import (
     INTEGER_MAX,
     USD_CEILING,
@@ -24,7 +25,6 @@ from accounts.field_bounds import (
     day_range_text,
     has_nul,
 )
-from accounts.cloud_projects import project_id_problem
 from accounts.hooks import provider_places
 from accounts.models import (
     ADMIN_ROLES,
@@ -76,11 +76,11 @@ def parse_usd(text: str) -> Decimal:
     try:
         amount = Decimal(text.strip())
     except InvalidOperation:
-        raise AccountError(f"'{text}' is not an amount of USD") from None
+        raise AccountError(f"{text!r} is not an amount of USD") from None
     if not amount.is_finite() or abs(amount) >= USD_CEILING:
-        raise AccountError(f"'{text}' is not an amount of USD")
+        raise AccountError(f"{text!r} is not an amount of USD")
     if amount != round(amount, USD_PLACES):
-        raise AccountError(f"'{text}' has more than {USD_PLACES} decimal places")
+        raise AccountError(f"{text!r} has more than {USD_PLACES} decimal places")
     return amount
 
 
@@ -99,12 +99,12 @@ def organization_by_slug(slug: str) -> Organization:
     try:
         return Organization.objects.get(slug=slug)
     except Organization.DoesNotExist:
-        raise AccountError(f"unknown organization '{slug}'") from None
+        raise AccountError(f"unknown organization {slug!r}") from None
 
 
 def organization_check_slug(slug: str) -> None:
     if not _SLUG.match(slug):
-        raise AccountError(f"'{slug}' is not a slug: use lowercase letters, digits, - and _")
+        raise AccountError(f"{slug!r} is not a slug: use lowercase letters, digits, - and _")
 
 
 def organization_create(*, slug: str, name: str = "", zdr_hold: bool = False) -> Organization:
@@ -115,7 +115,7 @@ def organization_create(*, slug: str, name: str = "", zdr_hold: bool = False) ->
         with transaction.atomic():
             return Organization.objects.create(slug=slug, name=name or slug, zdr_hold=zdr_hold)
     except IntegrityError:
-        raise AccountError(f"organization '{slug}' already exists") from None
+        raise AccountError(f"organization {slug!r} already exists") from None
 
 
 def organization_set_policy(
@@ -295,12 +295,12 @@ def _api_key_by_whole_key(text: str) -> ApiKey:
 
 def _api_key_by_prefix(text: str) -> ApiKey:
     if not text.startswith(API_KEY_PREFIX) or len(text) == len(API_KEY_PREFIX):
-        raise AccountError(f"'{text}' is not a Momor API key or the start of one")
+        raise AccountError(f"{text!r} is not a Momor API key or the start of one")
     matches = list(ApiKey.objects.filter(prefix__startswith=text)[:2])
     if not matches:
-        raise AccountError(f"no API key starts with '{text}'")
+        raise AccountError(f"no API key starts with {text!r}")
     if len(matches) > 1:
-        raise AccountError(f"several API keys start with '{text}': give more of the key")
+        raise AccountError(f"several API keys start with {text!r}: give more of the key")
     return matches[0]
 
 
@@ -325,12 +325,12 @@ def _check_provider_place(place: str) -> None:
     """`place` is a provider root or root@region of the catalog."""
     root, at, region = place.partition("@")
     if not _PLACE_NAME.match(root) or (at and not _PLACE_NAME.match(region)):
-        raise AccountError(f"'{place}' is not a provider name or name@region")
+        raise AccountError(f"{place!r} is not a provider name or name@region")
     places = provider_places()
     if not places.has_provider(root):
-        raise AccountError(f"unknown provider '{root}'")
+        raise AccountError(f"unknown provider {root!r}")
     if region and not places.has_region(root, region):
-        raise AccountError(f"unknown region '{place}'")
+        raise AccountError(f"unknown region {place!r}")
 
 
 @sensitive_variables("secret")
@@ -372,7 +372,7 @@ def membership_set_role(*, membership: Membership, role: str) -> Membership:
     """Change a member's role; the last owner stays an owner. Below admin, the management
     keys they made are revoked (the gateway would refuse them anyway)."""
     if role not in Role.values:
-        raise AccountError(f"'{role}' is not a role")
+        raise AccountError(f"{role!r} is not a role")
     with transaction.atomic():
         _check_owner_remains(membership, role)
         membership.role = role

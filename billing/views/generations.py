@@ -108,4 +108,6 @@ def generation_export(request: HttpRequest, membership: Membership) -> HttpRespo
 
 def _refusal(form: GenerationFilterForm) -> str:
     """One line per refused filter, named by its query parameter."""
-    return "".join(f"{name}: {' '.join(map(str, errors))}\n" for name, errors in form.errors.items())
+    return "".join(
+        f"{name}: {' '.join(map(str, errors))}\n" for name, errors in form.errors.items()
+    )

@@ -22,7 +22,7 @@ def _rate_limit(value: str | None) -> int | None:
     try:
         return int(value)
     except ValueError:
-        message = f"--rate-limit must be a whole number of requests per minute, not '{value}'"
+        message = f"--rate-limit must be a whole number of requests per minute, not {value!r}"
         raise CommandError(message) from None
 
 
@@ -43,7 +43,7 @@ def _credit_limit(value: str | None) -> Decimal | None:
 
 def _kind(value: str) -> str:
     if value not in KeyKind.values:
-        raise CommandError(f"--kind must be inference or management, not '{value}'")
+        raise CommandError(f"--kind must be inference or management, not {value!r}")
     return value
 
 

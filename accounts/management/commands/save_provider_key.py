@@ -5,6 +5,7 @@ appears in a command line or in the shell's history."""
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
@@ -14,9 +15,13 @@ from django.views.decorators.debug import sensitive_variables
 from accounts.key_env import is_momor_setting
 from accounts.services import AccountError, organization_by_slug, saved_key_save
 
+_VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
 
 @sensitive_variables("secret")
 def _secret_from(variable: str) -> str:
+    if not _VARIABLE.match(variable):
+        raise CommandError(f"--key-env {variable!r} is not an environment variable's name")
     if is_momor_setting(variable):
         raise CommandError(f"{variable} is one of Momor's own settings, never a provider's key")
     secret = os.environ.get(variable)

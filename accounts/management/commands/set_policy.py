@@ -24,7 +24,7 @@ def _switch(flag: str, value: str | None) -> bool | None:
     if value is None:
         return None
     if value.lower() not in _SWITCH:
-        raise CommandError(f"{flag} must be on or off, not '{value}'")
+        raise CommandError(f"{flag} must be on or off, not {value!r}")
     return _SWITCH[value.lower()]
 
 

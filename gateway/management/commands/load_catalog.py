@@ -23,6 +23,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if "\x00" in str(options["file"]):
+            raise CommandError(f"cannot read {str(options['file'])!r}: a path holds no NUL")
         try:
             report = catalog_load(options["file"], keep_existing=options["keep_existing"])
         except CatalogError as exc:
