@@ -10,7 +10,8 @@ in order, so one connection carries every call of the loop; nothing waits for a 
 Failures are redis-py's exceptions, so callers handle one kind: a connection refused or lost
 fails every command waiting on it with `ConnectionError` (`ConnectFailed` when none of them
 reached Redis; the next command connects again); an
-error reply is a `ResponseError` (`NoScriptError` for NOSCRIPT) in that command's place. How
+error reply is a `ResponseError` (`NoScriptError` for NOSCRIPT, `WritesRefused` for a Redis
+that takes no writes: `accounts.redis_refusals`) in that command's place. How
 long to wait is the caller's to bound; a caller that gives up calls `reset`, so a Redis that
 stopped answering is not waited on again over the same connection."""
 
@@ -27,6 +28,8 @@ import hiredis
 from redis.connection import parse_url
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ResponseError
+
+from accounts.redis_refusals import refusal_of
 
 Command = Sequence[str | bytes | int | float]
 
@@ -131,9 +134,11 @@ class _Protocol(asyncio.Protocol):
 
 
 def _reply(reply: Any) -> Any:
-    if isinstance(reply, ResponseError) and str(reply).startswith("NOSCRIPT"):
+    if not isinstance(reply, ResponseError):
+        return reply
+    if str(reply).startswith("NOSCRIPT"):
         return NoScriptError(str(reply))
-    return reply
+    return refusal_of(reply)
 
 
 class PipelinedRedis:

@@ -14,6 +14,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from accounts.redis_pipeline import ConnectFailed
+from accounts.redis_refusals import REFUSALS
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +57,7 @@ class Breaker:
             self._opened_at = self._probed_at = None
 
     def failed(self) -> None:
-        """The store could not be reached (refused, reset or timed out)."""
+        """The store could not be used (refused, reset, timed out, or taking no writes)."""
         with self._lock:
             if self._opened_at is None:
                 log.warning("%s unreachable: using the fallbacks", self.name)
@@ -68,11 +69,15 @@ class Breaker:
 
 
 REDIS = Breaker("Redis")
-# What says Redis cannot be reached (as opposed to a command it refused).
-REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, TimeoutError, OSError)
+# What says Redis cannot be used (as opposed to one command it refused): it cannot be reached,
+# or it answers every write with an error (out of memory, read-only, a failed snapshot).
+REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, TimeoutError, OSError, *REFUSALS)
 
 
 def maybe_carried_out(failure: BaseException) -> bool:
     """Whether Redis may have run a command that failed this way: yes unless it was never
-    reached (redis-py says "... connecting to ..." when connecting failed or timed out)."""
-    return not isinstance(failure, ConnectFailed) and "connecting to" not in str(failure)
+    reached (redis-py says "... connecting to ..." when connecting failed or timed out) or it
+    refused to write (a script's first write refused, so it wrote nothing)."""
+    if isinstance(failure, (ConnectFailed, *REFUSALS)):  # a refused write runs nothing
+        return False
+    return "connecting to" not in str(failure)

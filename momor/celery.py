@@ -13,8 +13,16 @@ import orjson
 from celery import Celery, bootsteps
 from celery.signals import after_setup_logger, after_setup_task_logger
 from kombu.serialization import register
+from kombu.transport import redis as kombu_redis
+
+from accounts.redis_refusals import REFUSALS
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "momor.settings")
+
+# A Redis broker that takes no writes (full, or a replica after a failover) is lost to the
+# worker until it takes them again, as one that cannot be reached is: the worker connects again
+# rather than stopping on an "unrecoverable" error.
+kombu_redis.Transport.connection_errors = (*kombu_redis.Transport.connection_errors, *REFUSALS)
 
 app = Celery("momor")
 app.config_from_object("django.conf:settings", namespace="CELERY")

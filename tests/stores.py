@@ -57,6 +57,9 @@ class RedisServer:
         client = redis.Redis(port=self.port, socket_timeout=1, socket_connect_timeout=1)
         wait_until(lambda: _pings(client), 20, f"Redis on port {self.port}")
 
+    def client(self) -> redis.Redis:
+        return redis.Redis(port=self.port, socket_timeout=5, socket_connect_timeout=5)
+
     def kill(self) -> None:
         """SIGKILL: what was acknowledged is in the append-only file."""
         self._signal(signal.SIGKILL)

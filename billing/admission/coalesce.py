@@ -4,7 +4,8 @@ runs atomically, in the order the calls were made. While the connection is open 
 written at the end of the turn and its replies handed out from the connection's callback, with
 no task of its own; the first batch (which connects) and scripts Redis does not know yet (which
 are loaded, then run again) go through a task. A pipeline that takes longer than the Redis
-time-out fails every call in it, drops the connection and tells the breaker."""
+time-out fails every call in it, drops the connection and tells the breaker; so does a reply that
+says Redis takes no writes (out of memory, read-only: `accounts.redis_refusals`)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from accounts.redis_refusals import REFUSALS
 from billing.admission.shards import AsyncTarget, Call
 from billing.breaker import Breaker
 
@@ -88,7 +90,7 @@ class Coalescer:
         results = sent.result()
         unknown = [call for call, result in zip(calls, results, strict=True)
                    if isinstance(result, NoScriptError)]  # fmt: skip
-        self._breaker.succeeded()
+        _tell(self._breaker, results)
         _settle(calls, results, again=unknown)
         if unknown:
             self._in_task(loop, unknown)
@@ -122,7 +124,7 @@ class Coalescer:
         except (RedisConnectionError, RedisTimeoutError):
             self._breaker.failed()
             raise
-        self._breaker.succeeded()
+        _tell(self._breaker, results)
         return results
 
     async def _execute(self, calls: list[ScriptCall]) -> list[Any]:
@@ -136,6 +138,14 @@ class Coalescer:
             for i, result in zip(unknown, again, strict=True):
                 results[i] = result
         return results
+
+
+def _tell(breaker: Breaker, results: list[Any]) -> None:
+    """Redis answered: it can be used, unless a reply says it takes no writes."""
+    if any(isinstance(result, REFUSALS) for result in results):
+        breaker.failed()
+    else:
+        breaker.succeeded()
 
 
 def _settle(

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from accounts.redis_keys import org_key
 from billing.admission import select
+from billing.breaker import REDIS
 from billing.ledger import ledger_post, ledger_sum
 from billing.live import publish_generation
 from billing.models import EntryKind, Generation, LedgerEntry
@@ -169,3 +170,41 @@ def test_the_live_feed_gives_up_within_seconds_on_a_blackholed_redis(
 
     assert not publisher.is_alive(), "publishing a record hung on a blackholed Redis"
     assert took < 3.5  # the Redis time-out, whatever the layer's own connection settings
+
+
+REFUSING = {
+    "oom": (
+        [("config", "set", "maxmemory-policy", "noeviction"), ("config", "set", "maxmemory", "1")],
+        [("config", "set", "maxmemory", "0")],
+    ),
+    "readonly": ([("replicaof", "127.0.0.1", "1")], [("replicaof", "no", "one")]),
+}
+
+
+@pytest.mark.parametrize("how", list(REFUSING))
+def test_a_redis_that_takes_no_writes_opens_the_breaker_as_a_down_one(
+    world: World, own_redis: RedisServer, how: str
+) -> None:
+    """OOM under noeviction, or READONLY (a replica after a failover): Redis answers, every
+    write is refused; the gateway uses its fallbacks as it does for a Redis it cannot reach,
+    and the records reach the database once Redis takes writes again."""
+    world.fake.script("gpt-5", usage={"prompt_tokens": 100, "completion_tokens": 10})
+    assert world.post(ask()).status_code == 200
+    refuse, take_back = REFUSING[how]
+    redis = own_redis.client()
+    for command in refuse:
+        redis.execute_command(*command)
+    try:
+        answered = [world.post(ask()), world.stream(ask()), world.post(ask())]
+        opened = not REDIS.closed
+    finally:
+        for command in take_back:
+            redis.execute_command(*command)
+
+    assert [r.status_code for r in answered] == [200] * 3
+    assert opened, "an error reply that refuses every write must open the breaker"
+    assert drain(timeout=30)
+    ids = [r.headers["x-momor-request-id"] for r in answered]
+    assert Generation.objects.filter(request_id__in=ids).count() == 3
+    world.org.refresh_from_db()
+    assert world.org.balance == ledger_sum(world.org.pk)

@@ -117,3 +117,42 @@ def test_postgresql_stopped_and_restarted_mid_load(deployment: Deployment) -> No
 
     assert all(o.complete and o.status == 200 for o in outcomes)
     check(deployment, outcomes)
+
+
+def refusing_writes(how: str) -> tuple[list[object], list[object]]:
+    """The CONFIG commands that make a Redis answer every write with an error reply, and those
+    that take it back: OOM (full, under noeviction) or READONLY (a replica of a master it never
+    reaches, which keeps its data)."""
+    if how == "oom":
+        return (
+            [
+                ("config", "set", "maxmemory-policy", "noeviction"),
+                ("config", "set", "maxmemory", "1"),
+            ],
+            [("config", "set", "maxmemory", "0")],
+        )
+    return [("replicaof", "127.0.0.1", "1")], [("replicaof", "no", "one")]
+
+
+@pytest.mark.parametrize("how", ["oom", "readonly"])
+def test_redis_refusing_writes_mid_load(deployment: Deployment, how: str) -> None:
+    """Redis up but answering every write with OOM or READONLY is as good as down: the
+    gateways use their fallbacks until it takes writes again."""
+    pool = Pool([deployment.gateway().url, deployment.gateway().url])
+    deployment.worker()
+    redis = deployment.stores.redis.client()
+    refuse, take_back = refusing_writes(how)
+
+    def fault() -> None:
+        for command in refuse:
+            redis.execute_command(*command)
+        time.sleep(3)  # calls go on, on the fallbacks
+        for command in take_back:
+            redis.execute_command(*command)
+
+    outcomes = load(deployment, pool, fault)
+
+    failed = [(o.status, o.complete, o.streamed) for o in outcomes if o.status != 200]
+    assert failed == [], (failed, [g.output()[-3000:] for g in deployment.gateways])
+    assert all(o.complete for o in outcomes)  # served on the fallbacks
+    check(deployment, outcomes)
