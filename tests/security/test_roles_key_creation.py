@@ -117,9 +117,9 @@ def test_a_rate_limit_past_its_column_is_a_400_naming_it(
     [
         (
             "99999999999999999999",
-            "the rate limit must be from 1 to 2,147,483,647 requests a minute",
+            "the rate limit must be at most 2,147,483,647 requests per minute",
         ),
-        ("0", "the rate limit must be from 1 to 2,147,483,647 requests a minute"),
+        ("2147483648", "the rate limit must be at most 2,147,483,647 requests per minute"),
         ("NaN", "--rate-limit must be a whole number of requests per minute, not 'NaN'"),
     ],
     ids=["huge", "2^31", "nan"],
