@@ -29,6 +29,17 @@ class GatewayError(Exception):
         return orjson.dumps(self.body())
 
 
+EXCERPT_CHARS = 100
+
+
+def excerpt(value: str, limit: int = EXCERPT_CHARS) -> str:
+    """A client's value as an error message or a record quotes it: whole, or its first
+    `limit` characters and how many more it had."""
+    if len(value) <= limit:
+        return value
+    return f"{value[:limit]}... ({len(value) - limit:,} characters more)"
+
+
 def invalid_value(message: str, param: str | None = None) -> GatewayError:
     return GatewayError(400, message, code="invalid_value", param=param)
 

@@ -11,6 +11,9 @@ from gateway.caller import authenticate
 from gateway.errors import GatewayError, invalid_value
 from gateway.views import error_response
 
+# A call's id is 32 characters; room for a longer one some day.
+ID_CHARS = 64
+
 
 async def generation(request: HttpRequest) -> HttpResponse:
     try:
@@ -25,6 +28,8 @@ async def _generation(request: HttpRequest) -> HttpResponse:
     request_id = request.GET.get("id", "").strip()
     if not request_id:
         raise invalid_value("Name the generation: ?id=<the call's id>.")
+    if len(request_id) > ID_CHARS:
+        raise invalid_value(f"'id' is a call's id, at most {ID_CHARS} characters.")
     caller = await authenticate(request, records_only=True)
     found = await dbthread.lookup(lambda: generation_detail(request_id, caller.org.id))
     if found is None:

@@ -12,13 +12,17 @@ from typing import Any, Literal
 
 from accounts.durations import parse_duration
 from gateway.answer_rules import AnswerRules, read_answer_rules
-from gateway.errors import GatewayError, invalid_value
+from gateway.errors import GatewayError, excerpt, invalid_value
 
 ROUTING_FIELDS = ("model", "models", "provider", "session_id")
 # Read by Momor alone, never sent to a provider.
 MOMOR_FIELDS = (*ROUTING_FIELDS, "max_tool_calls")
 SORTS = ("price", "throughput", "latency", "quality")
 LIST_LIMIT = 100
+# `model` and `models` together; each selector, and each name a provider list holds.
+SELECTORS_LIMIT = 64
+NAME_CHARS = 256
+MAX_AGE_CHARS = 64
 _LOCATION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
 
 Sort = Literal["price", "throughput", "latency", "quality"]
@@ -97,6 +101,11 @@ class CallOptions:
 def read_options(body: dict[str, Any], places: frozenset[str]) -> CallOptions:
     """Read the routing fields of a JSON object body; raise GatewayError(400) when unreadable."""
     selectors = _selectors(body, "model") + _selectors(body, "models")
+    if len(selectors) > SELECTORS_LIMIT:
+        raise invalid_value(
+            f"'model' and 'models' name at most {SELECTORS_LIMIT} selectors together; "
+            f"this call names {len(selectors):,}."
+        )
     if not selectors:
         raise invalid_value("The call names no model: set 'model' (or 'models').")
     stream = body.get("stream", False)
@@ -112,8 +121,8 @@ def requested_selectors(body: dict[str, Any]) -> list[str]:
     """The selectors a body names, read leniently so that a call refused for its routing fields
     is recorded with what it asked for (bounded: a record keeps at most a few short names)."""
     models = body.get("models")
-    names = [body.get("model"), *(models if isinstance(models, list) else [])]
-    kept = [name.strip()[:REQUESTED_CHARS] for name in names if isinstance(name, str)]
+    names = [body.get("model"), *(models[:REQUESTED_COUNT] if isinstance(models, list) else [])]
+    kept = [excerpt(name.strip(), REQUESTED_CHARS) for name in names if isinstance(name, str)]
     return [name for name in kept if name][:REQUESTED_COUNT]
 
 
@@ -123,8 +132,16 @@ def _selectors(body: dict[str, Any], name: str) -> tuple[str, ...]:
         return ()
     if isinstance(value, str):
         value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+    if not isinstance(value, list):
         raise invalid_value(f"'{name}' must be a model selector or a list of them")
+    if len(value) > SELECTORS_LIMIT:
+        raise invalid_value(
+            f"'{name}' names at most {SELECTORS_LIMIT} selectors; it names {len(value):,}."
+        )
+    if not all(isinstance(v, str) and v.strip() for v in value):
+        raise invalid_value(f"'{name}' must be a model selector or a list of them")
+    if any(len(v) > NAME_CHARS for v in value):
+        raise invalid_value(f"'{name}' holds a selector longer than {NAME_CHARS} characters.")
     return tuple(v.strip() for v in value)
 
 
@@ -158,11 +175,17 @@ def _places(raw: dict[str, Any], name: str, places: frozenset[str]) -> list[str]
         return []
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise invalid_value(f"'provider.{name}' must be a list of provider names")
+    if len(value) > LIST_LIMIT or any(len(v) > NAME_CHARS for v in value):
+        raise invalid_value(
+            f"'provider.{name}' must be a list of at most {LIST_LIMIT} provider names of at "
+            f"most {NAME_CHARS} characters"
+        )
     names = [v.strip().lower() for v in value]
     for place in names:
         if place not in places:
             raise invalid_value(
-                f"'provider.{name}' names a provider this deployment does not serve: {place}"
+                f"'provider.{name}' names a provider this deployment does not serve: "
+                f"{excerpt(place)}"
             )
     return names
 
@@ -200,7 +223,7 @@ def _words(raw: dict[str, Any], name: str, pattern: re.Pattern[str] | None) -> l
     if (
         not isinstance(value, list)
         or len(value) > LIST_LIMIT
-        or not all(isinstance(v, str) and 0 < len(v.strip()) <= 256 for v in value)
+        or not all(isinstance(v, str) and 0 < len(v.strip()) <= NAME_CHARS for v in value)
         or (pattern is not None and not all(pattern.match(v.strip()) for v in value))
     ):
         raise invalid_value(
@@ -234,7 +257,7 @@ def _price(raw: dict[str, Any], side: str) -> Decimal | None:
 def _max_age(value: object) -> timedelta | None:
     if value is None:
         return None
-    if isinstance(value, str):
+    if isinstance(value, str) and len(value) <= MAX_AGE_CHARS:
         try:
             return parse_duration(value)
         except ValueError:

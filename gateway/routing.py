@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from gateway.errors import GatewayError, model_not_found, unsupported_parameter
+from gateway.errors import GatewayError, excerpt, model_not_found, unsupported_parameter
 from gateway.figures import Figures
 from gateway.filters import PRICE_FILTER, Asked, asked_of, left_out
 from gateway.identity import OrgInfo
@@ -169,7 +169,7 @@ def keyed(offering: OfferingInfo, org: OrgInfo, zdr: bool) -> list[Candidate]:
 
 
 def _no_key(options: CallOptions, zdr: bool) -> GatewayError:
-    asked = ", ".join(options.selectors)
+    asked = selectors_named(options)
     if zdr:
         return model_not_found(
             f"No model answering to {asked} runs under zero data retention: none is served on "
@@ -195,7 +195,7 @@ def _measured_rank(
 
 
 def _filtered_out(options: CallOptions, plan: Plan) -> GatewayError:
-    asked = ", ".join(options.selectors)
+    asked = selectors_named(options)
     if plan.by_price:
         return model_not_found(
             f"The price ceiling (provider.max_price) left nothing: no offering of {asked} that "
@@ -207,4 +207,14 @@ def _filtered_out(options: CallOptions, plan: Plan) -> GatewayError:
 
 
 def nothing_answers(options: CallOptions) -> GatewayError:
-    return model_not_found(f"No configured model answers to {', '.join(options.selectors)}.")
+    return model_not_found(f"No configured model answers to {selectors_named(options)}.")
+
+
+# A refusal names this many of the call's selectors, and how many more it gave.
+NAMED_SELECTORS = 8
+
+
+def selectors_named(options: CallOptions) -> str:
+    named = ", ".join(excerpt(s) for s in options.selectors[:NAMED_SELECTORS])
+    more = len(options.selectors) - NAMED_SELECTORS
+    return named + (f" and {more} more" if more > 0 else "")

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.errors import invalid_value
+from gateway.errors import excerpt, invalid_value
 from gateway.providers.contract import ChatCompletion, ChatCompletionChunk
 
 MAX_TOOL_CALLS = 1024
@@ -42,7 +42,7 @@ class ToolRules:
         if self.named is not None:
             wrong = next((n for n in names if n is not None and n != self.named), None)
             if wrong is not None:
-                return f"it called {wrong}, and tool_choice names {self.named}"
+                return f"it called {excerpt(wrong)}, and tool_choice names {excerpt(self.named)}"
         if self.most is not None and len(names) > self.most:
             return f"it made more tool calls than max_tool_calls allows ({self.most})"
         if self.single and len(names) > 1:

@@ -267,6 +267,11 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": [
+        "accounts.json_parser.OrjsonParser",  # a 400 for JSON nested too deep
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
 }
 # The schema and its docs page are for signed-in members and management keys alone; the page's
 # scripts and styles are Momor's own static files (npm's swagger-ui-dist, scripts/lib.sh).
