@@ -180,6 +180,30 @@ def test_the_usage_legend_shows_every_series_in_a_colour_of_its_own(
         assert len(set(colours)) == len(colours), colours
 
 
+def test_past_eleven_series_the_least_called_are_drawn_as_one(page: Page, world: World) -> None:
+    sign_in(page, crowded(world))
+    openai = Provider.objects.get(name="openai")
+    for name in ["lab/model-j", "lab/model-k"]:
+        offer(model(name, released=date(2025, 6, 1)), openai, "gpt-5", "1", "2")
+    STATE.rebuild_catalog()
+    for name in ["lab/model-j", "lab/model-k", *NINE]:  # the nine are called twice
+        world.post({"model": name, "messages": [{"role": "user", "content": "Hi"}]})
+    assert drain()
+    page.goto("/usage/")
+    canvas = page.locator("#chart-calls")
+    expect(canvas).to_have_attribute("data-drawn", "true")
+    items = canvas.evaluate(LEGEND)
+    assert len(items) == 11  # the nine, one of the four called once, and the other three
+    assert {item["label"] for item in items[:9]} == set(NINE)
+    assert items[-1]["label"] == "3 others"
+    assert len({item["colour"] for item in items}) == 11
+    datasets = page.evaluate(
+        "() => Chart.getChart(document.getElementById('chart-calls')).data.datasets"
+        ".map(set => set.data.reduce((sum, value) => sum + value, 0))"
+    )
+    assert datasets[-1] == 3
+
+
 def admin_in(page: Page) -> None:
     User.objects.create_superuser("root", "root@example.com", "root-pass-123!")
     page.goto("/admin/login/")
