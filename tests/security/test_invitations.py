@@ -59,7 +59,7 @@ def invite(browser: Browser, email: str, role: str = Role.MEMBER) -> Any:
 
 def link_in_mail(to: str) -> str:
     (message,) = [m for m in mail.outbox if m.to == [to]]
-    found = re.search(r"http://127\.0\.0\.1:\d+(/invitations/[^/\s]+/)", message.body)
+    found = re.search(r"http://127\.0\.0\.1:\d+(/invitations/[^/\s]+/)", str(message.body))
     assert found, message.body
     return found.group(1)
 

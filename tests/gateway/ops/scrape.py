@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
-
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -29,11 +27,11 @@ def changes(
     before: dict[Sample, float], after: dict[Sample, float], *names: str
 ) -> dict[Sample, float]:
     """The samples of the named metrics that moved, by how much."""
-    moved: Counter[Sample] = Counter()
+    moved: dict[Sample, float] = {}
     for sample, value in after.items():
         if sample[0] in names and value != before.get(sample, 0.0):
             moved[sample] = value - before.get(sample, 0.0)
-    return dict(moved)
+    return moved
 
 
 def sample(name: str, **labels: str) -> Sample:
