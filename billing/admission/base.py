@@ -72,7 +72,6 @@ Posted = tuple[int, str, int, int]
 """A charge in the ledger: organization id, request id, ledger entry id, balance after it."""
 
 WINDOW_MS = 60_000
-UNPOSTED_TTL_MS = 24 * 3600 * 1000
 
 
 def rate_state(limit: int, count: int, now_ms: int) -> RateState:

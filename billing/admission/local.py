@@ -7,7 +7,6 @@ import threading
 from dataclasses import dataclass, field
 
 from billing.admission.base import (
-    UNPOSTED_TTL_MS,
     WINDOW_MS,
     AdmissionStore,
     AdmitRequest,
@@ -23,18 +22,20 @@ from billing.admission.base import (
 @dataclass
 class _Book:
     """One organization's balance and what is held against it: reservations of calls under
-    way and the charges of calls served but not yet in the ledger. Their sum is kept as they
-    change and their expiries in a heap, so a call costs the same however many are held."""
+    way and the charges of calls served but not yet in the ledger (held until it has them,
+    however long). Their sum is kept as they change and the reservations' expiries in a heap,
+    so a call costs the same however many are held."""
 
     balance: int
     entry_id: int
     reserved: dict[str, tuple[int, str, int]] = field(default_factory=dict)
     unposted: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Each unposted charge: its cost and when it was held."""
     held: int = 0
     expiries: list[tuple[int, str]] = field(default_factory=list)
-    """(expires, id) of each reservation and unposted charge; one whose entry has gone or
-    moved on is skipped when it comes up, and the heap is built again from the entries once
-    it holds more than twice as many as they are."""
+    """(expires, id) of each reservation; one that has gone or moved on is skipped when it
+    comes up, and the heap is built again from the reservations once it holds more than twice
+    as many as they are."""
 
     def reserve(self, rid: str, amount: int, tag: str, expires: int) -> None:
         self.release(rid)
@@ -54,11 +55,10 @@ class _Book:
             self.held -= held[0]
         return held is not None
 
-    def hold_unposted(self, rid: str, cost: int, expires: int) -> None:
+    def hold_unposted(self, rid: str, cost: int, now_ms: int) -> None:
         self.posted(rid)
-        self.unposted[rid] = (cost, expires)
+        self.unposted[rid] = (cost, now_ms)
         self.held += cost
-        self._push(expires, rid)
 
     def posted(self, rid: str) -> None:
         held = self.unposted.pop(rid, None)
@@ -74,19 +74,14 @@ class _Book:
                 amount, tag, _ = reserved
                 self.release(rid)
                 key_reserved[tag] = key_reserved.get(tag, 0) - amount
-            unposted = self.unposted.get(rid)
-            if unposted is not None and unposted[1] == expires:
-                self.posted(rid)
 
     def available(self) -> int:
         return self.balance - self.held
 
     def _push(self, expires: int, rid: str) -> None:
         heapq.heappush(self.expiries, (expires, rid))
-        live = len(self.reserved) + len(self.unposted)
-        if len(self.expiries) > 2 * live + 64:
+        if len(self.expiries) > 2 * len(self.reserved) + 64:
             self.expiries = [(e, r) for r, (_, _, e) in self.reserved.items()]
-            self.expiries += [(e, r) for r, (_, e) in self.unposted.items()]
             heapq.heapify(self.expiries)
 
 
@@ -155,7 +150,7 @@ class LocalStore(AdmissionStore):
                 tag = ticket.key_tag
                 self._key_reserved[tag] = self._key_reserved.get(tag, 0) - ticket.amount
             if book is not None and cost > 0:
-                book.hold_unposted(request_id, cost, now_ms + UNPOSTED_TTL_MS)
+                book.hold_unposted(request_id, cost, now_ms)
             if ticket.key_tag in self._spent:
                 self._spent[ticket.key_tag] += cost
 

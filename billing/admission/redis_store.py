@@ -24,7 +24,6 @@ from accounts.redis_client import (
 from accounts.redis_keys import org_group, org_key, org_prefix, records_stream
 from accounts.redis_pipeline import Address, PipelinedRedis
 from billing.admission.base import (
-    UNPOSTED_TTL_MS,
     AdmissionStore,
     AdmitRequest,
     NeedBalance,
@@ -68,11 +67,6 @@ for _, rid in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
   end
   redis.call('ZREM', KEYS[3], rid)
 end
-for _, rid in ipairs(redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', now)) do
-  local held = redis.call('HGET', KEYS[5], rid)
-  if held then redis.call('DECRBY', KEYS[7], held); redis.call('HDEL', KEYS[5], rid) end
-  redis.call('ZREM', KEYS[6], rid)
-end
 local amount = tonumber(ARGV[2])
 local balance = tonumber(redis.call('HGET', KEYS[1], 'balance'))
 local held = tonumber(redis.call('GET', KEYS[4]) or '0')
@@ -108,11 +102,11 @@ return 1
 """
 
 # KEYS: reservations hash, reservation expiries, reserved total, key reserved, unposted hash,
-#       unposted expiries, unposted total, key spent, records stream
-# ARGV: reservation id ('' for none), request id, cost, now ms, unposted ttl ms,
-#       the call's record ('' for none)
+#       unposted index (by the time each was held), unposted total, key spent, records stream
+# ARGV: reservation id ('' for none), request id, cost, now ms, the call's record ('' for none)
 # The record goes to the stream in the same script that settles the call, so the charge held
-# as unposted and the record that will post it are durable together.
+# as unposted and the record that will post it are durable together. An unposted charge is
+# held until the ledger has it, however long storing takes: nothing expires it.
 SETTLE = """
 if ARGV[1] ~= '' then
   local held = redis.call('HGET', KEYS[1], ARGV[1])
@@ -126,11 +120,11 @@ if ARGV[1] ~= '' then
 end
 local cost = tonumber(ARGV[3])
 if cost > 0 and redis.call('HSETNX', KEYS[5], ARGV[2], cost) == 1 then
-  redis.call('ZADD', KEYS[6], tonumber(ARGV[4]) + tonumber(ARGV[5]), ARGV[2])
+  redis.call('ZADD', KEYS[6], tonumber(ARGV[4]), ARGV[2])
   redis.call('INCRBY', KEYS[7], cost)
   if redis.call('EXISTS', KEYS[8]) == 1 then redis.call('INCRBY', KEYS[8], cost) end
 end
-if ARGV[6] ~= '' then redis.call('XADD', KEYS[9], '*', 'r', ARGV[6]) end
+if ARGV[5] ~= '' then redis.call('XADD', KEYS[9], '*', 'r', ARGV[5]) end
 return 1
 """
 
@@ -231,7 +225,7 @@ class Settlement:
 
     def args(self, now_ms: int) -> list[Any]:
         reservation = self.ticket.id if self.ticket is not None else ""
-        return [reservation, self.request_id, self.cost, now_ms, UNPOSTED_TTL_MS, self.payload]
+        return [reservation, self.request_id, self.cost, now_ms, self.payload]
 
 
 class RedisStore(AdmissionStore):
