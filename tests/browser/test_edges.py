@@ -164,6 +164,25 @@ def test_the_sign_in_pages_fit(page: Page, world: World, width: str) -> None:
 
 
 @pytest.mark.parametrize("width", WIDTHS)
+def test_an_invitation_to_a_long_named_organization_fits(
+    page: Page, world: World, width: str
+) -> None:
+    crowded(world)
+    links: list[str] = []
+    invitation_send(
+        organization=Organization.objects.get(pk=world.org.pk),
+        email="d" + EMAIL,
+        role=Role.MEMBER,
+        invited_by=User.objects.get(username=EMAIL),
+        link_for=lambda token: links.append(f"/invitations/{token}/") or links[-1],
+    )
+    page.set_viewport_size(WIDTHS[width])
+    page.goto(links[0])
+    expect(page.locator(".auth-card h1")).to_contain_text("Join Acme Interplanetary")
+    assert page.evaluate(SPILLS) == []
+
+
+@pytest.mark.parametrize("width", WIDTHS)
 def test_the_usage_legend_shows_every_series_in_a_colour_of_its_own(
     page: Page, world: World, width: str
 ) -> None:
