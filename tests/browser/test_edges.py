@@ -169,12 +169,17 @@ def test_an_invitation_to_a_long_named_organization_fits(
 ) -> None:
     crowded(world)
     links: list[str] = []
+
+    def link_for(token: str) -> str:
+        links.append(f"/invitations/{token}/")
+        return links[-1]
+
     invitation_send(
         organization=Organization.objects.get(pk=world.org.pk),
         email="d" + EMAIL,
         role=Role.MEMBER,
         invited_by=User.objects.get(username=EMAIL),
-        link_for=lambda token: links.append(f"/invitations/{token}/") or links[-1],
+        link_for=link_for,
     )
     page.set_viewport_size(WIDTHS[width])
     page.goto(links[0])
