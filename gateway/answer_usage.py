@@ -5,10 +5,12 @@ charges for it at its list price (`cost_details`), where the counts come from
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from billing.cost import charged, tokens_cost_parts
 from billing.record_building import estimated_tokens
 from billing.records import TokenCounts
-from gateway.providers.contract import CompletionUsage, Usage
+from gateway.providers.contract import TOKEN_CEILING, CompletionUsage, Usage
 
 PROVIDER_NATIVE = "provider_native"
 GATEWAY_ESTIMATE = "gateway_estimate"
@@ -25,6 +27,7 @@ def priced(
     """Write Momor's fields into a usage object the provider sent (or Momor made); `parsed`:
     its counts, where they were read already."""
     parsed = parsed or Usage.from_openai(usage) or Usage()
+    _as_billed(usage, parsed)
     tokens = token_counts(parsed)
     upstream, prompt, completion = tokens_cost_parts(tokens, prices)
     usage["cost"] = float(charged(upstream, key_source))
@@ -40,6 +43,44 @@ def priced(
     usage["token_count_basis"] = GATEWAY_ESTIMATE if estimated else PROVIDER_NATIVE
     if not estimated:
         usage["native_tokens"] = native_tokens(parsed)
+
+
+def _as_billed(usage: CompletionUsage, parsed: Usage) -> None:
+    """A count the provider wrote that Momor cannot bill as written (negative, past the
+    ceiling, not a whole number) is written as Momor bills it, so the answer shows what was
+    charged and can be encoded; every valid count stays as the provider wrote it."""
+    raw: dict[str, Any] = cast(dict[str, Any], usage)
+    total = parsed.prompt_tokens + parsed.completion_tokens
+    _mend(
+        raw,
+        (
+            ("prompt_tokens", parsed.prompt_tokens),
+            ("completion_tokens", parsed.completion_tokens),
+            ("total_tokens", total),
+        ),
+    )
+    for name, counts in (
+        ("prompt_tokens_details", (("cached_tokens", parsed.cached_tokens),
+                                   ("cache_write_tokens", parsed.cache_write_tokens))),
+        ("completion_tokens_details", (("reasoning_tokens", parsed.reasoning_tokens),)),
+    ):  # fmt: skip
+        details = raw.get(name)
+        if details is not None and not isinstance(details, dict):
+            del raw[name]
+        elif details is not None:
+            _mend(details, counts)
+
+
+def _mend(raw: dict[str, Any], counts: tuple[tuple[str, int], ...]) -> None:
+    for name, billed in counts:
+        if name in raw and not _valid_count(raw[name]):
+            raw[name] = billed
+
+
+def _valid_count(value: object) -> bool:
+    return (
+        isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 2 * TOKEN_CEILING
+    )
 
 
 def native_tokens(usage: Usage) -> dict[str, int]:

@@ -9,6 +9,7 @@ has already been exchanged for a token), and the failover sends what it prepares
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -218,6 +219,39 @@ class UpstreamRequest:
     body: bytes
 
 
+TOKEN_CEILING = 2**31 - 1
+"""The most one token count of a call holds (its column in the records): a provider's larger
+count is billed and recorded as this."""
+_DIGITS = frozenset("0123456789")
+
+
+def token_count(value: object) -> int:
+    """A token count a provider reported, as Momor bills it: a whole number from 0 to
+    TOKEN_CEILING. A negative count is 0, a larger one (infinity included) the ceiling, a
+    fraction is rounded up; a string of digits is read; anything else (null, NaN, a word, an
+    object) counts 0. A provider's numbers never make a call cost less than nothing, nor a
+    count that a record or an encoder cannot hold."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, str):
+        text = value.strip()
+        if not text or len(text) > 20 or not _DIGITS.issuperset(text):
+            return 0
+        value = int(text)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return 0
+        value = TOKEN_CEILING if math.isinf(value) else math.ceil(value)
+    if not isinstance(value, int):
+        return 0
+    return min(max(value, 0), TOKEN_CEILING)
+
+
+def tokens(*counts: object) -> int:
+    """Counts a provider reported, added up, within the same bounds."""
+    return min(sum(token_count(count) for count in counts), TOKEN_CEILING)
+
+
 @dataclass(slots=True)
 class Usage:
     """Token counts in Chat Completions' terms: prompt includes cache reads and writes,
@@ -234,14 +268,14 @@ class Usage:
     def from_openai(cls, raw: object) -> Usage | None:
         if not isinstance(raw, dict):
             return None
-        prompt_details = raw.get("prompt_tokens_details") or {}
-        completion_details = raw.get("completion_tokens_details") or {}
+        prompt_details = _object(raw.get("prompt_tokens_details"))
+        completion_details = _object(raw.get("completion_tokens_details"))
         return cls(
-            prompt_tokens=int(raw.get("prompt_tokens") or 0),
-            completion_tokens=int(raw.get("completion_tokens") or 0),
-            cached_tokens=int(prompt_details.get("cached_tokens") or 0),
-            cache_write_tokens=int(prompt_details.get("cache_write_tokens") or 0),
-            reasoning_tokens=int(completion_details.get("reasoning_tokens") or 0),
+            prompt_tokens=token_count(raw.get("prompt_tokens")),
+            completion_tokens=token_count(raw.get("completion_tokens")),
+            cached_tokens=token_count(prompt_details.get("cached_tokens")),
+            cache_write_tokens=token_count(prompt_details.get("cache_write_tokens")),
+            reasoning_tokens=token_count(completion_details.get("reasoning_tokens")),
         )
 
     def as_openai(self) -> CompletionUsage:
@@ -394,6 +428,10 @@ def client_ceiling(body: ChatRequest) -> object:
     else max_tokens."""
     ceiling = body.get("max_completion_tokens")
     return body.get("max_tokens") if ceiling is None else ceiling
+
+
+def _object(value: object) -> Json:
+    return value if isinstance(value, dict) else {}
 
 
 def positive_int(value: object) -> int | None:

@@ -27,6 +27,8 @@ from gateway.providers.contract import (
     Json,
     Reply,
     Usage,
+    token_count,
+    tokens,
 )
 
 FINISH_REASONS = {
@@ -70,20 +72,17 @@ def finish_reason(stop_reason: object) -> str:
 def usage_of(raw: object) -> Usage:
     """Anthropic's usage (a whole message's, or the running totals of a stream)."""
     usage = raw if isinstance(raw, dict) else {}
-    details = usage.get("output_tokens_details") or {}
-    read = _count(usage.get("cache_read_input_tokens"))
-    written = _count(usage.get("cache_creation_input_tokens"))
+    details = usage.get("output_tokens_details")
+    details = details if isinstance(details, dict) else {}
+    read = token_count(usage.get("cache_read_input_tokens"))
+    written = token_count(usage.get("cache_creation_input_tokens"))
     return Usage(
-        prompt_tokens=_count(usage.get("input_tokens")) + read + written,
-        completion_tokens=_count(usage.get("output_tokens")),
+        prompt_tokens=tokens(usage.get("input_tokens"), read, written),
+        completion_tokens=token_count(usage.get("output_tokens")),
         cached_tokens=read,
         cache_write_tokens=written,
-        reasoning_tokens=_count(details.get("thinking_tokens")),
+        reasoning_tokens=token_count(details.get("thinking_tokens")),
     )
-
-
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def thinking_detail(text: str, signature: str) -> Json:

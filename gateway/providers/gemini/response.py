@@ -20,6 +20,8 @@ from gateway.providers.contract import (
     Json,
     Reply,
     Usage,
+    token_count,
+    tokens,
 )
 
 SIGNATURE_KEY = "google.thought_signature"
@@ -122,12 +124,11 @@ def usage_of(raw: object) -> Usage | None:
     """promptTokenCount includes the cached tokens; thoughts are billed as output."""
     if not isinstance(raw, dict):
         return None
-    thoughts = int(raw.get("thoughtsTokenCount") or 0)
+    thoughts = token_count(raw.get("thoughtsTokenCount"))
     return Usage(
-        prompt_tokens=int(raw.get("promptTokenCount") or 0)
-        + int(raw.get("toolUsePromptTokenCount") or 0),
-        completion_tokens=int(raw.get("candidatesTokenCount") or 0) + thoughts,
-        cached_tokens=int(raw.get("cachedContentTokenCount") or 0),
+        prompt_tokens=tokens(raw.get("promptTokenCount"), raw.get("toolUsePromptTokenCount")),
+        completion_tokens=tokens(raw.get("candidatesTokenCount"), thoughts),
+        cached_tokens=token_count(raw.get("cachedContentTokenCount")),
         reasoning_tokens=thoughts,
     )
 
