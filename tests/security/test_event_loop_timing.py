@@ -1,6 +1,6 @@
 """No work proportional to what an attacker sends runs on the event loop unbounded: a plain
 call loop against Momor run as the README says (uvicorn), timed alone and then while another
-process sends 100 requests with 64 KiB query strings and 100 calls with 10,000 selectors, in
+process sends 100 requests with 64 kB query strings and 100 calls with 10,000 selectors, in
 one run. The attack may not delay the loop's calls by more than 100 ms at p99."""
 
 from __future__ import annotations
@@ -33,8 +33,9 @@ import socket, sys, threading, httpx, orjson
 url, key = sys.argv[1], sys.argv[2]
 host, port = url.removeprefix("http://").split(":")
 def queries():
-    # On a bare socket: httpx refuses a URL past 64 KiB itself.
-    target = "/v1/models?q=" + "a" * 65536
+    # On a bare socket: httpx refuses a URL past 64 KiB itself. 64,000 characters: httptools
+    # answers a target of 64 KiB or more with its own 400, before Momor sees it.
+    target = "/v1/models?q=" + "a" * 64000
     head = f"GET {target} HTTP/1.1\\r\\nHost: x\\r\\nAuthorization: Bearer {key}\\r\\n"
     head += "Connection: close\\r\\n\\r\\n"
     for _ in range(100):
@@ -43,7 +44,7 @@ def queries():
             answer = b""
             while chunk := sock.recv(65536):
                 answer += chunk
-        assert answer.split(b" ", 2)[1] in (b"400", b"414"), answer[:100]
+        assert answer.split(b" ", 2)[1] == b"414", answer[:100]
 def selectors():
     body = orjson.dumps({"model": "openai/gpt-5", "models": ["*"] * 10000,
                          "messages": [{"role": "user", "content": "hi"}]})
