@@ -61,7 +61,7 @@ MIDDLEWARE = [
     "momor.security_headers.ContentSecurityPolicy",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "momor.admin_nul_guard.AdminNulGuard",
+    "momor.nul_guard.NulGuard",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",

@@ -138,3 +138,18 @@ def test_a_nul_in_an_admin_form_is_a_400_and_stores_nothing(operator: Client) ->
     response = operator.post("/admin/gateway/offering/add/", {"model": "\x00"})
     assert response.status_code == 400
     assert rows() == before
+
+
+@pytest.mark.parametrize(
+    ("path", "form"),
+    [
+        ("/accounts/login/", {"username": "a\x00b", "password": "x"}),
+        ("/admin/login/", {"username": "a\x00b", "password": "x"}),
+        ("/accounts/password_reset/", {"email": "a\x00@example.com"}),
+    ],
+)
+def test_a_nul_in_a_sign_in_form_is_a_400_not_a_500(
+    client: Client, path: str, form: dict[str, str]
+) -> None:
+    response = Client(raise_request_exception=False).post(path, form)
+    assert response.status_code == 400, response.status_code
