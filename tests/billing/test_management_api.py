@@ -387,8 +387,9 @@ def test_a_day_or_time_that_does_not_exist_is_refused(management: str, value: st
 # schema --------------------------------------------------------------------------------
 
 
-def test_the_openapi_schema_is_served_and_valid(db: None) -> None:
-    response = Client().get(f"{BASE}/schema/", {"format": "json"})
+def test_the_openapi_schema_is_served_and_valid(alice: Any, acme: Organization) -> None:
+    """To a signed-in member (tests/security/test_api_docs.py: to nobody else)."""
+    response = as_member(alice, acme).get(f"{BASE}/schema/", {"format": "json"})
 
     assert response.status_code == 200
     schema = body(response)

@@ -17,6 +17,7 @@ from accounts.models import ApiKey
 from billing.ledger import ledger_sum
 from billing.models import DeadLetter, Generation, LedgerEntry
 from billing.recording import drain, record_call
+from billing.records import TokenCounts
 from tests.billing.conftest import HI, World
 from tests.billing.records import a_record
 from tests.conftest import make_key
@@ -70,22 +71,27 @@ def test_a_model_holding_nul_never_holds_back_the_other_calls(
 def test_a_record_the_database_refuses_is_parked_with_its_charge_posted(
     world: World, admin_client: Client
 ) -> None:
-    # more prompt tokens than a PostgreSQL integer holds: the generation row cannot be written
-    world.fake.script("gpt-5-mini", usage={"prompt_tokens": 3_000_000_000, "completion_tokens": 5})
+    """More prompt tokens than a PostgreSQL integer holds: the generation row cannot be
+    written. The gateway reads no provider's count past that column (gateway/providers'
+    token_count), so the record is handed off directly, through Redis, the records stream and
+    its consumer, as one written by an earlier version would be."""
     world.fake.script("gpt-5", usage={"prompt_tokens": 100, "completion_tokens": 10})
     world.org.refresh_from_db()
     before = world.org.balance
+    tokens = TokenCounts(prompt=3_000_000_000, completion=5)
+    bad = a_record(world.org.pk, tokens=tokens)
+    bad.attempts[0].tokens = tokens
 
     good = world.post({"model": "openai/gpt-5", "messages": HI})
-    bad = world.post({"model": "openai/gpt-5-mini", "messages": HI})
+    asyncio.run(record_call(bad))
 
-    assert (bad.status_code, good.status_code) == (200, 200)
-    bad_id, good_id = (r.headers["x-momor-request-id"] for r in (bad, good))
+    assert good.status_code == 200
+    bad_id, good_id = bad.request_id, good.headers["x-momor-request-id"]
     assert drain()
     assert Generation.objects.filter(request_id=good_id).exists()
     letter = DeadLetter.objects.get(request_id=bad_id)
     assert letter.organization_id == world.org.pk
-    assert letter.cost == Decimal("750.000010000")  # 3e9 x 0.25 + 5 x 2 per million
+    assert letter.cost == Decimal("3750.000050000")  # 3e9 x 1.25 + 5 x 10 per million
     assert letter.charge_posted is True
     assert letter.error == "DataError: integer out of range"
     assert f'"request_id":"{bad_id}"' in letter.payload
