@@ -15,7 +15,7 @@ from django.db import DatabaseError
 from redis.exceptions import RedisError
 
 from billing.admission import NeedBalance, NeedKeySpend, RateState, Refused, Ticket
-from billing.admission.base import AdmitRequest
+from billing.admission.base import AdmissionStore, AdmitRequest
 from billing.admission.select import admission_store, local_store, store
 from billing.admission.sync import key_tag, load_balance, load_key_spend
 from billing.breaker import maybe_carried_out
@@ -58,19 +58,34 @@ async def admit(caller: Caller, request_id: str, amount: Decimal) -> Ticket:
         try:
             ticket = await chosen.admit(request)
             return replace(ticket, in_doubt=True) if in_doubt else ticket
-        except NeedBalance:
-            await dbthread.lookup(partial(load_balance, caller.org.id, chosen))
-        except NeedKeySpend:
-            key_id = caller.key.id if caller.key else 0
-            await dbthread.lookup(partial(load_key_spend, caller.org.id, key_id, chosen))
+        except (NeedBalance, NeedKeySpend) as missing:
+            await _load(caller, chosen, missing)
         except Refused as refused:
             raise refusal(refused, amount) from None
         except RedisError as exc:
             log.warning("Redis unreachable (%s): admitting on this process's own counters", exc)
             chosen, in_doubt = local_store(), maybe_carried_out(exc)
-        except DatabaseError:
-            break
-    raise GatewayError(503, "Momor cannot check credits right now.", type="server_error")
+    raise _cannot_check()
+
+
+async def _load(caller: Caller, into: AdmissionStore, missing: Exception) -> None:
+    """Load what the store lacks from the database. It runs inside the admit loop's `except`
+    clause, where that loop's other handlers do not apply: a database error here (PostgreSQL
+    down, or not answering in time) is the 503 of a credit that cannot be checked."""
+    if isinstance(missing, NeedBalance):
+        load = partial(load_balance, caller.org.id, into)
+    else:
+        load = partial(load_key_spend, caller.org.id, caller.key.id if caller.key else 0, into)
+    try:
+        await dbthread.lookup(load)
+    except DatabaseError:
+        raise _cannot_check() from None
+    except RedisError as exc:  # the store's next admit meets it too, and moves to our own
+        log.warning("Redis unreachable while loading credit (%s)", exc)
+
+
+def _cannot_check() -> GatewayError:
+    return GatewayError(503, "Momor cannot check credits right now.", type="server_error")
 
 
 async def count_refused(caller: Caller) -> RateState:
