@@ -228,9 +228,8 @@ def test_invalid_utf8_in_a_plain_answer_is_relayed_as_replacement_characters(
     [
         {"raw_body": b64(b"<html>Bad gateway</html>")},
         {"response": {"choices": "none"}},
-        {"response": {"choices": [], "usage": {"prompt_tokens_details": "x"}}},
     ],
-    ids=["not-json", "choices-not-a-list", "usage-details-not-an-object"],
+    ids=["not-json", "choices-not-a-list"],
 )
 def test_a_plain_answer_that_cannot_be_read_fails_over(
     world: World, script: dict[str, Any]
@@ -241,6 +240,24 @@ def test_a_plain_answer_that_cannot_be_read_fails_over(
     assert response.headers["x-momor-provider"] == "azure@eu"
     row = settled_once(response, "success", 200)
     assert attempts(row) == [("openai", 502), ("azure@eu", 200)]
+
+
+def test_usage_details_of_another_shape_are_read_as_no_counts_and_the_answer_served(
+    world: World,
+) -> None:
+    """Usage is read within bounds (gateway/providers/contract.py, token_count): a details
+    field that is not an object holds no count, so the tokens the provider served are billed
+    on the counts it did report, rather than failing over to generate them again."""
+    usage = {"prompt_tokens": 3, "completion_tokens": 2, "prompt_tokens_details": "x"}
+    world.fake.script("gpt-5", usage=usage)
+    response = world.post(ask())
+    assert response.status_code == 200, response.text
+    assert response.headers["x-momor-provider"] == "openai"
+    answered = response.json()["usage"]
+    assert (answered["prompt_tokens"], answered["completion_tokens"]) == (3, 2)
+    assert answered["prompt_tokens_details"] == {"cached_tokens": 0, "cache_write_tokens": 0}
+    row = settled_once(response, "success", 200)
+    assert attempts(row) == [("openai", 200)]
 
 
 def test_a_stream_whose_choices_cannot_be_read_fails_over(world: World) -> None:
