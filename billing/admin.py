@@ -1,7 +1,7 @@
 """The operators' admin for call records and the credits ledger.
 
 Generations and their attempts are records: viewable, never edited. The ledger is
-append-only: the one write is an adjustment, posted through `ledger_post` so the
+append-only: the one write is an adjustment, posted through `credits_post` so the
 organization's balance moves with it."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from django.http import HttpRequest
 from accounts.formatting import clipped, usd
 from accounts.models import Organization
 from accounts.paging import EstimatedCountPaginator
-from billing.ledger import ledger_post
+from billing.credits import KEY_MAX, CreditsError, credits_post, credits_replayed, operator_key
 from billing.models import (
     MONEY_DIGITS,
     MONEY_PLACES,
@@ -112,6 +112,7 @@ class GenerationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin[Generation]):
         "streamed",
         "tokens",
         "cost_usd",
+        "charge_capped",
         "created_at",
     ]
     # Each filter and search reads an index (billing migration 0006); none lists or counts
@@ -158,9 +159,16 @@ class GenerationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin[Generation]):
 class AdjustmentForm(forms.ModelForm[LedgerEntry]):
     """An operator's signed correction of an organization's credits."""
 
+    idempotency_key = forms.CharField(
+        required=False,
+        max_length=KEY_MAX,
+        help_text="Optional: posting again with this key posts nothing and shows the first "
+        "entry; another amount under it is refused.",
+    )
+
     class Meta:
         model = LedgerEntry
-        fields = ["organization", "amount", "note"]
+        fields = ["organization", "amount", "note", "idempotency_key"]
         help_texts = {"amount": "USD, signed: negative to take credits away."}
 
     def clean_amount(self) -> Decimal:
@@ -172,7 +180,7 @@ class AdjustmentForm(forms.ModelForm[LedgerEntry]):
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
         organization, amount = cleaned.get("organization"), cleaned.get("amount")
-        if organization is not None and amount is not None:
+        if organization is not None and amount is not None and not self._replays(cleaned):
             after = organization.balance + amount
             if abs(after) >= BALANCE_BOUND:
                 self.add_error(
@@ -181,6 +189,20 @@ class AdjustmentForm(forms.ModelForm[LedgerEntry]):
                     f"{BALANCE_BOUND} USD.",
                 )
         return cleaned
+
+    def _replays(self, cleaned: dict[str, Any]) -> bool:
+        """Whether the key was posted already with this same adjustment (a refused one adds
+        its error and counts as a replay, so that nothing is posted)."""
+        key = cleaned.get("idempotency_key")
+        if not key:
+            return False
+        try:
+            stored = operator_key(cleaned["organization"].pk, key)
+            replayed = credits_replayed(stored, kind=EntryKind.ADJUSTMENT, amount=cleaned["amount"])
+        except CreditsError as exc:
+            self.add_error("idempotency_key", str(exc))
+            return True
+        return replayed is not None
 
 
 @admin.register(LedgerEntry)
@@ -231,15 +253,14 @@ class LedgerEntryAdmin(admin.ModelAdmin[LedgerEntry]):
         return False
 
     def save_model(self, request: HttpRequest, obj: LedgerEntry, form: Any, change: bool) -> None:
-        entry = ledger_post(
+        entry, _ = credits_post(
             organization_id=obj.organization_id,
             kind=EntryKind.ADJUSTMENT,
             amount=obj.amount,
             note=obj.note,
+            idempotency_key=form.cleaned_data.get("idempotency_key") or None,
             created_by_id=request.user.pk,
         )
-        if entry is None:  # only an idempotency key already posted returns None; none is given
-            raise RuntimeError("An adjustment without an idempotency key was not posted")
         _become(obj, entry)
 
 

@@ -544,6 +544,38 @@ def test_it_posts_an_adjustment_through_the_ledger(
     assert (entry.note, entry.created_by_id) == ("goodwill reversal", admin_user.pk)
 
 
+def test_an_adjustment_posted_again_with_its_idempotency_key_posts_once(
+    admin_client: Client, world: World
+) -> None:
+    org = world.saved_key.organization
+    data = {"organization": str(org.pk), "amount": "-12.5", "note": "", "idempotency_key": "t-9"}
+    first = admin_client.post(_url(world.ledger_entry, "add"), data)
+    again = admin_client.post(_url(world.ledger_entry, "add"), data)
+
+    assert (first.status_code, again.status_code) == (302, 302)
+    assert first["location"] == again["location"]
+    org.refresh_from_db()
+    assert org.balance == Decimal("87.5") == ledger_sum(org.pk)
+    assert LedgerEntry.objects.filter(kind=EntryKind.ADJUSTMENT).count() == 1
+
+
+def test_another_adjustment_under_a_used_idempotency_key_is_refused(
+    admin_client: Client, world: World
+) -> None:
+    org = world.saved_key.organization
+    data = {"organization": str(org.pk), "amount": "-12.5", "note": "", "idempotency_key": "t-9"}
+    admin_client.post(_url(world.ledger_entry, "add"), data)
+
+    response = admin_client.post(_url(world.ledger_entry, "add"), {**data, "amount": "-13"})
+
+    assert response.status_code == 200
+    [error] = response.context["adminform"].form.errors["idempotency_key"]
+    assert error.startswith("the idempotency key 't-9' posted entry ")
+    assert error.endswith(" (adjustment, -12.5 USD); this posting is not the same")
+    org.refresh_from_db()
+    assert org.balance == Decimal("87.5")
+
+
 def test_it_refuses_an_adjustment_of_zero(admin_client: Client, world: World) -> None:
     org = world.saved_key.organization
     data = {"organization": str(org.pk), "amount": "0", "note": ""}

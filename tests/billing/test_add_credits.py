@@ -79,3 +79,48 @@ def test_a_real_run_prints_the_balance_and_a_bad_amount_exits_non_zero(
     done = manage("add_credits", "--org", "acme", "twelve")
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == "CommandError: 'twelve' is not an amount of USD\n"
+
+
+def test_a_retry_with_its_idempotency_key_posts_once_and_prints_the_first_result(
+    acme: Organization,
+) -> None:
+    first = run("--org", "acme", "25", "--idempotency-key", "invoice-7")
+    run("--org", "acme", "5")
+
+    assert run("--org", "acme", "25", "--idempotency-key", "invoice-7") == first
+    assert first == "acme: balance 125.00 USD\n"
+    acme.refresh_from_db()
+    assert acme.balance == Decimal(130) == ledger_sum(acme.pk)
+    assert LedgerEntry.objects.filter(organization=acme, kind=EntryKind.TOPUP).count() == 3
+
+
+def test_an_idempotency_key_is_the_organizations_own(
+    acme: Organization, globex: Organization
+) -> None:
+    run("--org", "acme", "25", "--idempotency-key", "invoice-7")
+
+    assert run("--org", "globex", "25", "--idempotency-key", "invoice-7") == (
+        "globex: balance 125.00 USD\n"
+    )
+
+
+def test_another_amount_under_a_used_idempotency_key_is_refused(acme: Organization) -> None:
+    run("--org", "acme", "25", "--idempotency-key", "invoice-7")
+
+    message = refusal("--org", "acme", "26", "--idempotency-key", "invoice-7")
+
+    assert message.startswith("the idempotency key 'invoice-7' posted entry ")
+    assert message.endswith(" (topup, 25 USD); this posting is not the same")
+    acme.refresh_from_db()
+    assert acme.balance == Decimal(125)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_real_retry_exits_zero_with_the_same_output(acme: Organization) -> None:
+    runs = [manage("add_credits", "--org", "acme", "9", "--idempotency-key", "k") for _ in "ab"]
+
+    assert [(done.returncode, done.stdout) for done in runs] == [
+        (0, "acme: balance 109.00 USD\n")
+    ] * 2
+    acme.refresh_from_db()
+    assert acme.balance == Decimal(109)

@@ -1,4 +1,5 @@
-"""`add_credits --org SLUG AMOUNT`: top up an organization's credits (USD) on the ledger."""
+"""`add_credits --org SLUG AMOUNT [--idempotency-key KEY]`: top up an organization's credits
+(USD) on the ledger; a retry with the same key posts nothing and prints what the first printed."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from accounts.field_bounds import USD_CEILING
 from accounts.models import Organization
 from accounts.services import AccountError, format_usd, organization_by_slug, parse_usd
-from billing.ledger import ledger_post
-from billing.models import EntryKind
+from billing.credits import CreditsError, credits_post, credits_replayed, operator_key
+from billing.models import EntryKind, LedgerEntry
 
 
 def _positive_usd(text: str) -> Decimal:
@@ -37,16 +38,34 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--org", required=True, metavar="SLUG")
         parser.add_argument("amount", metavar="AMOUNT", help="USD, such as 25 or 12.50")
+        parser.add_argument(
+            "--idempotency-key",
+            metavar="KEY",
+            help="posts once: a retry with this key prints the first result; another amount "
+            "under it is refused",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             organization = organization_by_slug(options["org"])
             amount = _positive_usd(options["amount"])
-            _check_balance_holds(organization, amount)
-        except AccountError as exc:
+            entry = _top_up(organization, amount, options["idempotency_key"])
+        except (AccountError, CreditsError) as exc:
             raise CommandError(str(exc)) from None
-        entry = ledger_post(
-            organization_id=organization.pk, kind=EntryKind.TOPUP, amount=amount, note="add_credits"
-        )
-        assert entry is not None  # noqa: S101 - None comes only with an idempotency key
         self.stdout.write(f"{organization.slug}: balance {format_usd(entry.balance_after)}")
+
+
+def _top_up(organization: Organization, amount: Decimal, key: str | None) -> LedgerEntry:
+    stored = operator_key(organization.pk, key) if key else None
+    first = credits_replayed(stored, kind=EntryKind.TOPUP, amount=amount)
+    if first is not None:
+        return first
+    _check_balance_holds(organization, amount)
+    entry, _ = credits_post(
+        organization_id=organization.pk,
+        kind=EntryKind.TOPUP,
+        amount=amount,
+        note="add_credits",
+        idempotency_key=key,
+    )
+    return entry
