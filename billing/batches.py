@@ -8,17 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from decimal import Decimal
 
 from accounts.models import ApiKey
 from billing.cost import to_units
 from billing.generations import (
+    CallCharge,
     Stored,
     attempt_rows,
+    call_charge,
     charge_key,
     charge_note,
     generation_row,
-    served_cost,
 )
 from billing.ledger import Posting, ledger_post_many
 from billing.models import EntryKind, Generation, LedgerEntry
@@ -28,7 +28,7 @@ from billing.row_copy import rows_insert
 
 Charge = tuple[int, int]
 """A charge's ledger entry id and the balance after it."""
-Priced = tuple[CallRecord, Decimal]
+Priced = tuple[CallRecord, CallCharge]
 
 
 def batch_store(records: Sequence[CallRecord]) -> list[Stored]:
@@ -38,9 +38,13 @@ def batch_store(records: Sequence[CallRecord]) -> list[Stored]:
     database raised if it refuses any of them, having stored none."""
     charges = _posted_charges(records)
     new = _new(records, _stored_already(records))
-    generations = rows_insert([generation_row(r, cost) for r, cost in new])
+    generations = rows_insert([generation_row(r, charge) for r, charge in new])
     rows_insert(
-        [row for g, (r, _) in zip(generations, new, strict=True) for row in attempt_rows(g, r)]
+        [
+            row
+            for g, (r, charge) in zip(generations, new, strict=True)
+            for row in attempt_rows(g, r, charge)
+        ]
     )
     rollups_add(generations)
     charges.update(_charges_post(new, generations, charges))
@@ -77,7 +81,7 @@ def _new(records: Sequence[CallRecord], stored: set[str]) -> list[Priced]:
     for record in records:
         if record.request_id not in seen:
             seen.add(record.request_id)
-            new.append((record, served_cost(record)))
+            new.append((record, call_charge(record)))
     return new
 
 
@@ -88,13 +92,13 @@ def _charges_post(
         Posting(
             organization_id=record.organization_id,
             kind=EntryKind.CHARGE,
-            amount=-cost,
+            amount=-charge.cost,
             note=charge_note(record),
             idempotency_key=charge_key(record.request_id),
             generation_id=generation.pk,
         )
-        for (record, cost), generation in zip(new, generations, strict=True)
-        if cost > 0 and charge_key(record.request_id) not in posted
+        for (record, charge), generation in zip(new, generations, strict=True)
+        if charge.cost > 0 and charge_key(record.request_id) not in posted
     ]
     entries = ledger_post_many(postings)
     return {

@@ -9,20 +9,47 @@ from decimal import Decimal
 from django.db import IntegrityError, transaction
 
 from accounts.models import ApiKey
-from billing.cost import call_cost, to_units
+from billing.cost import ZERO, call_cost, from_units, to_units
 from billing.ledger import ledger_post
 from billing.models import Attempt, EntryKind, Generation, LedgerEntry
 from billing.records import AttemptRecord, CallRecord
 from billing.rollups import rollup_add
 
 
+@dataclass(frozen=True, slots=True)
+class CallCharge:
+    """What a call is charged: each attempt's charge, in the order tried, and their sum."""
+
+    cost: Decimal
+    attempts: tuple[Decimal, ...]
+    capped: bool
+    """An attempt's usage cost more than the call's reservation, and was charged that."""
+
+
+def call_charge(record: CallRecord) -> CallCharge:
+    """The one place a call's charge is computed. Every attempt with tokens is charged for them
+    at its prices, on its key: the one that served and any whose answer Momor rejected after
+    the provider generated it (a failure before output has no tokens, and costs nothing).
+    No attempt is charged more than the call's reservation, the worst case of any candidate."""
+    bound = from_units(record.ticket.amount) if record.ticket is not None else None
+    costs, capped = [], False
+    for attempt in record.attempts:
+        cost = _attempt_cost(attempt)
+        if bound is not None and cost > bound:
+            cost, capped = bound, True
+        costs.append(cost)
+    return CallCharge(sum(costs, ZERO), tuple(costs), capped)
+
+
+def _attempt_cost(attempt: AttemptRecord) -> Decimal:
+    if attempt.tokens is None:
+        return ZERO
+    return call_cost(attempt.tokens, attempt.prices, attempt.key_source)
+
+
 def served_cost(record: CallRecord) -> Decimal:
-    """What the organization is charged: the served attempt's tokens at its prices (a call
-    that failed before output costs nothing)."""
-    served = _served_attempt(record)
-    if served is None or served.tokens is None:
-        return Decimal(0)
-    return call_cost(served.tokens, served.prices, served.key_source)
+    """What the organization is charged for the call: the sum of its attempts' charges."""
+    return call_charge(record).cost
 
 
 def _served_attempt(record: CallRecord) -> AttemptRecord | None:
@@ -61,9 +88,10 @@ def generation_store(record: CallRecord) -> Stored:
 
 
 def _create(record: CallRecord, stored: Stored) -> Stored:
-    cost = served_cost(record)
-    generation = stored.generation = Generation.objects.create(**_generation_fields(record, cost))
-    Attempt.objects.bulk_create(attempt_rows(generation, record))
+    charge = call_charge(record)
+    cost = charge.cost
+    generation = stored.generation = Generation.objects.create(**_generation_fields(record, charge))
+    Attempt.objects.bulk_create(attempt_rows(generation, record, charge))
     rollup_add(generation)
     if cost > 0:
         entry = ledger_post(
@@ -88,6 +116,8 @@ def charge_key(request_id: str) -> str:
 
 
 def charge_note(record: CallRecord) -> str:
+    if not record.model:
+        return "answers rejected by Momor"
     return f"{record.model} via {record.provider}"[:300]
 
 
@@ -101,12 +131,12 @@ def posted_charge(request_id: str) -> tuple[int, int] | None:
     return None if entry is None else (entry["id"], to_units(entry["balance_after"]))
 
 
-def generation_row(record: CallRecord, cost: Decimal) -> Generation:
-    """The call's generation, not yet saved, charged `cost`."""
-    return Generation(**_generation_fields(record, cost))
+def generation_row(record: CallRecord, charge: CallCharge) -> Generation:
+    """The call's generation, not yet saved, charged `charge`."""
+    return Generation(**_generation_fields(record, charge))
 
 
-def _generation_fields(record: CallRecord, cost: Decimal) -> dict[str, object]:
+def _generation_fields(record: CallRecord, charge: CallCharge) -> dict[str, object]:
     served = _served_attempt(record)
     return {
         "request_id": record.request_id,
@@ -128,7 +158,8 @@ def _generation_fields(record: CallRecord, cost: Decimal) -> dict[str, object]:
         "cache_write_tokens": record.tokens.cache_write,
         "reasoning_tokens": record.tokens.reasoning,
         "usage_estimated": record.tokens.estimated,
-        "cost": cost,
+        "cost": charge.cost,
+        "charge_capped": charge.capped,
         "prices": served.prices if served else {},
         "latency_ms": record.latency_ms,
         "first_token_ms": record.first_token_ms,
@@ -142,14 +173,17 @@ def _generation_fields(record: CallRecord, cost: Decimal) -> dict[str, object]:
     }
 
 
-def attempt_rows(generation: Generation, record: CallRecord) -> list[Attempt]:
-    """The call's attempts, not yet saved, for its generation once saved."""
-    return [_attempt_row(generation, attempt) for attempt in record.attempts]
+def attempt_rows(generation: Generation, record: CallRecord, charge: CallCharge) -> list[Attempt]:
+    """The call's attempts, not yet saved, for its generation once saved, each charged its
+    part of `charge`."""
+    return [
+        _attempt_row(generation, attempt, cost)
+        for attempt, cost in zip(record.attempts, charge.attempts, strict=True)
+    ]
 
 
-def _attempt_row(generation: Generation, attempt: AttemptRecord) -> Attempt:
+def _attempt_row(generation: Generation, attempt: AttemptRecord, cost: Decimal) -> Attempt:
     tokens = attempt.tokens
-    cost = call_cost(tokens, attempt.prices, attempt.key_source) if tokens else Decimal(0)
     return Attempt(
         generation=generation,
         created_at=generation.created_at,

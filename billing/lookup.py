@@ -46,6 +46,7 @@ def generation_data(generation: Generation, attempts: list[Attempt]) -> dict[str
             "estimated": generation.usage_estimated,
         },
         "cost": money(generation.cost),
+        "charge_capped": generation.charge_capped,
         "prices": generation.prices,
         "latency_ms": generation.latency_ms,
         "first_token_ms": generation.first_token_ms,

@@ -124,6 +124,11 @@ class Generation(models.Model):
     cost = models.DecimalField(
         max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES, default=Decimal(0)
     )
+    charge_capped = models.BooleanField(
+        default=False,
+        help_text="An attempt's reported usage cost more than the call's reservation: it was "
+        "charged the reservation, its usage kept as reported.",
+    )
     prices = models.JSONField(default=dict, blank=True)
     latency_ms = models.PositiveIntegerField(default=0)
     first_token_ms = models.PositiveIntegerField(null=True, blank=True)

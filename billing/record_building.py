@@ -52,10 +52,19 @@ def new_attempt(record: CallRecord, offer: Offer) -> AttemptRecord:
     return row
 
 
-def attempt_failed(row: AttemptRecord, status: int | None, error: str, latency_ms: int) -> None:
+def attempt_failed(
+    row: AttemptRecord,
+    status: int | None,
+    error: str,
+    latency_ms: int,
+    tokens: TokenCounts | None = None,
+) -> None:
+    """A failed try; `tokens` those the provider generated for an answer Momor rejected (they
+    are billed as the try's cost)."""
     row.http_status = status
     row.error = error[:ERROR_CHARS]
     row.latency_ms = latency_ms
+    row.tokens = tokens or row.tokens
 
 
 def attempt_served(

@@ -75,12 +75,15 @@ class Attempt:
         if call.trace is not None:  # kept for momor_metadata alone: a cycle the GC would collect
             call.tries.append(self)
 
-    def failed(self, failure: Failure, *, decisive: bool = True) -> Failure:
+    def failed(
+        self, failure: Failure, *, decisive: bool = True, spent: TokenCounts | None = None
+    ) -> Failure:
         """Note a failed try; a decisive one is what the call answers if it is the last.
-        Every secret sent upstream on this try is masked first: the failure returned is the
-        one to answer with."""
+        `spent`: the tokens of an answer the provider generated and Momor rejected, billed as
+        the try's cost. Every secret sent upstream on this try is masked first: the failure
+        returned is the one to answer with."""
         failure = self.failure = scrubbed(failure, (self.candidate.secret, *self.secrets))
-        attempt_failed(self.row, failure.status, failure.message, self.elapsed_ms())
+        attempt_failed(self.row, failure.status, failure.message, self.elapsed_ms(), spent)
         if decisive:
             self.call.last = (self.candidate, failure)
         return failure

@@ -14,11 +14,12 @@ from typing import Any
 import orjson
 from django.conf import settings
 
-from billing.record_building import call_served
+from billing.record_building import call_served, estimated_tokens
+from billing.records import TokenCounts
 from gateway.admission import Renewal
 from gateway.answer_fields import plain_answer
 from gateway.answer_rules import RuleBroken
-from gateway.attempts import Answer, Attempt, Call, transport_message
+from gateway.attempts import Answer, Attempt, Call, tokens_of, transport_message
 from gateway.credentials import CredentialsFailed, ready
 from gateway.errors import GatewayError, providers_unavailable, unsupported_parameter
 from gateway.providers import adapter_for
@@ -56,13 +57,8 @@ async def _try_plain(call: Call, candidate: Candidate) -> Answer | None:
         await response.close()
     if response.status_code >= 300:
         return _refused(attempt, adapter.failure(response.status_code, data))
-    try:
-        read = _read_reply(adapter, data, attempt)
-    except RuleBroken as exc:
-        attempt.failed(exc.failure)
-        return None
+    read = _read_reply(adapter, data, attempt)
     if read is None:
-        attempt.failed(Failure(502, "The provider's answer could not be read."))
         return None
     reply, encoded = read
     attempt.served(response.status_code, reply.usage)
@@ -73,7 +69,10 @@ async def _try_plain(call: Call, candidate: Candidate) -> Answer | None:
 
 
 def _read_reply(adapter: Adapter, data: bytes, attempt: Attempt) -> tuple[Reply, bytes] | None:
-    """A plain answer translated and encoded for the client; None when it cannot be read."""
+    """A plain answer translated and encoded for the client; None when the try failed: it
+    broke the call's tool rules or cannot be read. The provider generated it all the same,
+    so the try is billed its usage, or Momor's estimate where it cannot be read."""
+    reply: Reply | None = None
     try:
         reply = adapter.reply(_readable(data))
         if attempt.call.options.rules is not None:
@@ -82,12 +81,20 @@ def _read_reply(adapter: Adapter, data: bytes, attempt: Attempt) -> tuple[Reply,
         reply.body["id"] = attempt.call.request_id
         reply.body["model"] = attempt.candidate.offering.model_id
         return reply, orjson.dumps(reply.body)
-    except RuleBroken:
-        raise
+    except RuleBroken as exc:
+        attempt.failed(exc.failure, spent=_spent(attempt, reply, data))
     except Exception:  # whatever the provider sent, it is this try that fails, not the call
         log.warning("an answer of %s could not be read", attempt.candidate.offering.place,
                     exc_info=True)  # fmt: skip
-        return None
+        failure = Failure(502, "The provider's answer could not be read.")
+        attempt.failed(failure, spent=_spent(attempt, reply, data))
+    return None
+
+
+def _spent(attempt: Attempt, reply: Reply | None, data: bytes) -> TokenCounts:
+    """The tokens of an answer rejected: its usage, else about four characters a token."""
+    tokens = tokens_of(reply.usage) if reply is not None else None
+    return tokens or estimated_tokens(attempt.call.body_size, len(data))
 
 
 def _readable(data: bytes) -> bytes:

@@ -15,6 +15,7 @@ from django.conf import settings
 
 from billing.record_building import estimated_tokens, stream_ended
 from billing.recording import record_call
+from billing.records import TokenCounts
 from gateway.answer_fields import closing_chunk, estimated_usage_chunk
 from gateway.attempts import Attempt, Call, tokens_of, transport_message
 from gateway.passthrough import Passthrough
@@ -67,15 +68,24 @@ class StreamRelay:
                         self._first_token()
                         self.unread = items[index + 1 :]
                         return held
-            self.attempt.failed(Failure(502, "The provider closed the stream without an answer."))
+            failure = Failure(502, "The provider closed the stream without an answer.")
         except StreamFailed as exc:
-            self.attempt.failed(exc.failure)
+            failure = exc.failure
         except (UpstreamError, TimeoutError) as exc:
-            self.attempt.failed(Failure(None, transport_message(exc)))
+            failure = Failure(None, transport_message(exc))
         except Exception:
             log.warning("the stream of %s could not be read", self.place, exc_info=True)
-            self.attempt.failed(Failure(502, "The provider's stream could not be read."))
+            failure = Failure(502, "The provider's stream could not be read.")
+        self.attempt.failed(failure, spent=self._spent(held))
         return None
+
+    def _spent(self, held: list[ChatCompletionChunk]) -> TokenCounts | None:
+        """What a stream that failed before it showed anything had generated, billed as its
+        try's cost: its usage, else Momor's estimate if it sent any chunk; None if neither."""
+        usage = tokens_of(self.translator.state.usage)
+        if usage is not None or not held:
+            return usage
+        return estimated_tokens(self.call.body_size, sum(map(_shown_chars, held)))
 
     async def rest(self, opening: list[ChatCompletionChunk]) -> AsyncIterator[bytes]:
         """The stream's bytes. Its first item is empty and taken by the failover: a generator
