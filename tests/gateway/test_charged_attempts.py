@@ -191,3 +191,25 @@ def test_usage_within_the_reservation_is_charged_as_reported(
     generation = charged(world, response)
     assert generation.cost == usd(64 * 10)
     assert not generation.charge_capped
+
+
+def test_a_stream_rejected_before_it_showed_anything_is_billed(world: World) -> None:
+    world.fake.script(
+        OPENAI.first,
+        tool_calls=[WEATHER, TIME],
+        usage={"prompt_tokens": 100, "completion_tokens": 40},
+    )
+    world.fake.script(
+        OPENAI.second, tool_calls=[WEATHER], usage={"prompt_tokens": 100, "completion_tokens": 20}
+    )
+    response, size = call(world, {**ask(OPENAI, max_tool_calls=1), "stream": True})
+    assert response.status_code == 200, response.text
+    assert response.headers["x-momor-provider"] == OPENAI.second_place
+
+    generation = charged(world, response)
+    # The rule broke before the provider's usage came: Momor's estimate of the prompt, and
+    # nothing shown yet; the served stream's usage is the provider's.
+    estimated = usd(size // 4 * Decimal("1.25"))
+    served = usd(100 * Decimal("1.30") + 20 * 10)
+    assert attempt_costs(generation) == [(OPENAI.first, estimated), (OPENAI.second, served)]
+    assert generation.cost == estimated + served
