@@ -12,6 +12,8 @@ from typing import Any
 import httpx
 import orjson
 import pytest
+from django.test import Client
+from django.urls import reverse
 
 from billing.ledger import ledger_sum
 from billing.models import Generation, LedgerEntry
@@ -213,3 +215,18 @@ def test_a_stream_rejected_before_it_showed_anything_is_billed(world: World) -> 
     served = usd(100 * Decimal("1.30") + 20 * 10)
     assert attempt_costs(generation) == [(OPENAI.first, estimated), (OPENAI.second, served)]
     assert generation.cost == estimated + served
+
+
+def test_the_admin_shows_a_capped_charge(
+    world: World, capped_model: str, admin_client: Client
+) -> None:
+    world.fake.script("capped-1", usage={"prompt_tokens": 10, "completion_tokens": 1_000_000})
+    response = world.post({"model": capped_model, "messages": HI, "max_tokens": 64})
+    generation = charged(world, response)
+
+    listed = admin_client.get(reverse("admin:billing_generation_changelist"))
+    assert listed.status_code == 200
+    assert "column-charge_capped" in listed.content.decode()
+    page = admin_client.get(reverse("admin:billing_generation_change", args=[generation.pk]))
+    assert page.status_code == 200
+    assert "Charge capped" in page.content.decode()
