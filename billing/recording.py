@@ -120,10 +120,33 @@ def _sent(
 
 
 def _journaled(payload: bytes) -> asyncio.Future[None]:
-    """Done once the record is on disk (or, if the disk failed, held for the replay)."""
+    """Done once the record is on disk, or held in memory for the replay: if the disk failed,
+    or did not take it within MOMOR_JOURNAL_TIMEOUT_SECONDS (a hung disk holds no call; the
+    provider has served it, so it is answered and billed from memory, and should the disk
+    write it later too, storing is idempotent on the request id)."""
     journaled = asyncio.wrap_future(journal().append(payload))
     journaled.add_done_callback(partial(_after_journal, payload))
-    return journaled
+    durable = asyncio.get_running_loop().create_future()
+    journaled.add_done_callback(partial(_settle, durable))
+    late = asyncio.get_running_loop().call_later(
+        settings.MOMOR_JOURNAL_TIMEOUT_SECONDS, _too_late, durable, payload
+    )
+    durable.add_done_callback(lambda _: late.cancel())
+    return durable
+
+
+def _settle(durable: asyncio.Future[None], _: object) -> None:
+    if not durable.done():
+        durable.set_result(None)
+
+
+def _too_late(durable: asyncio.Future[None], payload: bytes) -> None:
+    if durable.done():
+        return
+    log.error("the journal's disk did not answer in time: a record held in memory for the replay")
+    REPLAYER.hold(payload)
+    REPLAYER.nudge()
+    durable.set_result(None)
 
 
 def _after_journal(payload: bytes, journaled: asyncio.Future[None]) -> None:

@@ -183,10 +183,12 @@ CELERY_TASK_QUEUES = broker.task_queues(CELERY_BROKER_URL)
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 
 # The record hand-off (README, "Records and billing"): the journal's directory (embedded mode,
-# and while Redis is unreachable), how long a record stays with a consumer that stopped
-# answering before another takes it, whether gateway processes also store records from the
-# Redis stream (deployments without a Celery worker), and how long SIGTERM lets calls finish.
+# and while Redis is unreachable) and how long a call waits on its disk, how long a record
+# stays with a consumer that stopped answering before another takes it, whether gateway
+# processes also store records from the Redis stream (deployments without a Celery worker),
+# and how long SIGTERM lets calls finish.
 MOMOR_JOURNAL_DIR = Path(env_str("MOMOR_JOURNAL_DIR", str(BASE_DIR / "var" / "journal")))
+MOMOR_JOURNAL_TIMEOUT_SECONDS = env_float("MOMOR_JOURNAL_TIMEOUT_SECONDS", 2.0, above=0)
 MOMOR_RECORDS_CLAIM_SECONDS = env_float("MOMOR_RECORDS_CLAIM_SECONDS", 60.0, above=0)
 MOMOR_RECORD_IN_GATEWAY = env_bool("MOMOR_RECORD_IN_GATEWAY", default=False)
 MOMOR_SHUTDOWN_GRACE_SECONDS = env_float("MOMOR_SHUTDOWN_GRACE_SECONDS", 30.0, minimum=0)
