@@ -95,6 +95,7 @@ def test_the_record_appears_within_a_second_with_every_attempt_and_its_cost(
             "estimated": False,
         },
         "cost": "0.002300000",
+        "charge_capped": False,
         "prices": {
             "prompt": "1.300000",
             "completion": "10.000000",
