@@ -17,7 +17,7 @@ from django.db import (
 
 from billing.generations import Stored, charge_key, posted_charge, served_cost
 from billing.ledger import ledger_post
-from billing.models import DeadLetter, EntryKind
+from billing.models import MONEY_DIGITS, MONEY_PLACES, DeadLetter, EntryKind
 from billing.records import CallRecord
 from billing.storable import storable_text
 
@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 # migrated): the batch is tried again. A record the database refuses raises DataError,
 # IntegrityError or a Python error instead.
 TRANSIENT = (OperationalError, InterfaceError, InternalError, ProgrammingError)
+
+MONEY_BOUND = Decimal(10) ** (MONEY_DIGITS - MONEY_PLACES)
 
 
 def dead_letter_park(raw: bytes, record: CallRecord | None, problem: BaseException) -> Stored:
@@ -44,12 +46,15 @@ def dead_letter_park(raw: bytes, record: CallRecord | None, problem: BaseExcepti
 
 
 def _cost(record: CallRecord | None) -> Decimal | None:
+    """The cost to charge, if it can be read and the ledger's money column holds it (one past
+    it would fail the letter itself, and with it the batch, on every retry)."""
     if record is None:
         return None
     try:
-        return served_cost(record)
+        cost = served_cost(record)
     except Exception:  # prices or counts that cannot be read: parked without a charge
         return None
+    return cost if abs(cost) < MONEY_BOUND else None
 
 
 def _charge(record: CallRecord, cost: Decimal) -> tuple[int, int] | None:
