@@ -85,7 +85,7 @@ class StreamRelay:
         usage = tokens_of(self.translator.state.usage)
         if usage is not None or not held:
             return usage
-        return estimated_tokens(self.call.body_size, sum(map(_shown_chars, held)))
+        return estimated_tokens(self.call.body_size, _held_chars(held))
 
     async def rest(self, opening: list[ChatCompletionChunk]) -> AsyncIterator[bytes]:
         """The stream's bytes. Its first item is empty and taken by the failover: a generator
@@ -258,6 +258,13 @@ def _shows(chunk: ChatCompletionChunk) -> bool:
         if any(delta.get(name) for name in SHOWN_FIELDS):
             return True
     return False
+
+
+def _held_chars(held: list[ChatCompletionChunk]) -> int:
+    try:
+        return sum(map(_shown_chars, held))
+    except Exception:  # a chunk that could not be read (it failed the try): the prompt alone
+        return 0
 
 
 def _shown_chars(chunk: ChatCompletionChunk) -> int:
