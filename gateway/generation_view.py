@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import orjson
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 
 from billing.lookup import generation_detail
 from gateway import dbthread
 from gateway.caller import authenticate
-from gateway.errors import GatewayError, invalid_value
+from gateway.errors import GatewayError, invalid_value, service_unavailable
 from gateway.views import error_response
 
 # A call's id is 32 characters; room for a longer one some day.
@@ -31,7 +32,12 @@ async def _generation(request: HttpRequest) -> HttpResponse:
     if len(request_id) > ID_CHARS:
         raise invalid_value(f"'id' is a call's id, at most {ID_CHARS} characters.")
     caller = await authenticate(request, records_only=True)
-    found = await dbthread.lookup(lambda: generation_detail(request_id, caller.org.id))
+    try:
+        found = await dbthread.lookup(lambda: generation_detail(request_id, caller.org.id))
+    except DatabaseError:
+        raise service_unavailable(
+            "Momor cannot read the records right now; retry shortly."
+        ) from None
     if found is None:
         raise GatewayError(
             404,

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
+import httpx
 from django.conf import settings
 from django.db import connection
 
@@ -44,9 +45,9 @@ def _refusing() -> Iterator[None]:
         conf["PORT"] = port
 
 
-def _assert_503(response: Any) -> None:
+def _assert_503(response: Any, *, a_call: bool = True) -> None:
     assert response.status_code == 503, response.text
-    assert response.headers["x-momor-request-id"]
+    assert bool(response.headers.get("x-momor-request-id")) is a_call
     error = response.json()["error"]
     assert error["type"] == "server_error"
     assert error["message"]
@@ -81,3 +82,17 @@ def test_a_key_spend_that_cannot_be_loaded_is_a_503(world: World) -> None:
         response = world.post(ASK, key=limited)
 
     _assert_503(response)
+
+
+def test_a_generation_that_cannot_be_read_is_a_503(world: World) -> None:
+    STATE.identities.load_key(hash_api_key(world.key))
+
+    with _refusing():
+        response = httpx.get(
+            f"{world.url}/v1/generation",
+            params={"id": "0" * 32},
+            headers={"authorization": f"Bearer {world.key}"},
+            timeout=30,
+        )
+
+    _assert_503(response, a_call=False)  # a read of the records, not a call
