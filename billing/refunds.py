@@ -18,6 +18,8 @@ from billing.generations import charge_key
 from billing.ledger import ledger_post
 from billing.models import EntryKind, LedgerEntry
 
+REQUEST_ID_MAX = 64
+
 
 def refund_key(request_id: str, key: str) -> str:
     """`refund:<request id>:<digest of the key>`: every refund of a call under one prefix,
@@ -37,6 +39,10 @@ def call_refund(
 ) -> tuple[LedgerEntry, bool]:
     """Refund `amount` of the call's charge (None: all that is not refunded yet). The entry,
     and whether it was posted now (False: a replay of its idempotency key)."""
+    if not 0 < len(request_id) <= REQUEST_ID_MAX or not request_id.isprintable():
+        raise CreditsError(f"a request id is 1 to {REQUEST_ID_MAX} printable characters")
+    if "\x00" in note:
+        raise CreditsError("a note holds no NUL character")
     charge = LedgerEntry.objects.filter(idempotency_key=charge_key(request_id)).first()
     if charge is None:
         raise CreditsError(f"call {request_id!r} has no charge in the ledger")

@@ -343,7 +343,14 @@ COMMANDS: dict[str, Args] = {
         ),
     ],
     "revoke_api_key": lambda d: [d.draw(texts)],
-    "add_credits": lambda d: ["--org", d.draw(SLUGS), d.draw(texts)],
+    "add_credits": lambda d: [
+        *["--org", d.draw(SLUGS), d.draw(texts)],
+        *options(d, {"--idempotency-key": texts}),
+    ],
+    "refund_call": lambda d: [
+        d.draw(texts),
+        *options(d, {"--amount": texts, "--note": texts, "--idempotency-key": texts}),
+    ],
     "save_provider_key": lambda d: [
         *["--org", d.draw(SLUGS), "--provider", d.draw(texts), "--key-env", d.draw(texts)],
         *options(d, {"--label": texts}),
