@@ -34,14 +34,14 @@ CLOSED = "redis://127.0.0.1:9/0"
 def test_a_call_is_served_and_recorded_while_redis_is_down(world: World, settings: object) -> None:
     settings.REDIS_URL = CLOSED  # type: ignore[attr-defined]
     select.store.cache_clear()
-    world.fake.script("gpt-5", usage={"prompt_tokens": 1000, "completion_tokens": 100})
+    world.fake.script("gpt-5", usage={"prompt_tokens": 10, "completion_tokens": 100})
 
     response = world.post({"model": "openai/gpt-5", "messages": HI, "max_tokens": 100})
 
     assert response.status_code == 200, response.text
     assert drain()
     generation = Generation.objects.get(request_id=response.headers["x-momor-request-id"])
-    assert generation.cost == Decimal("0.002250000")
+    assert generation.cost == Decimal("0.001012500")  # 10 x 1.25 + 100 x 10 per million
     assert select.local_store().open_reservations(world.org.pk, 2**62) == {}
 
 
