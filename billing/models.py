@@ -126,6 +126,7 @@ class Generation(models.Model):
     )
     charge_capped = models.BooleanField(
         default=False,
+        db_default=False,
         help_text="An attempt's reported usage cost more than the call's reservation: it was "
         "charged the reservation, its usage kept as reported.",
     )

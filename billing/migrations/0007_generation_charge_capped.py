@@ -16,6 +16,7 @@ class Migration(migrations.Migration):
             name="charge_capped",
             field=models.BooleanField(
                 default=False,
+                db_default=False,
                 help_text="An attempt's reported usage cost more than the call's reservation: "
                 "it was charged the reservation, its usage kept as reported.",
             ),
