@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 
 from billing.admission.base import RateState, Ticket
-from billing.storable import storable
+from billing.encodable import encodable
 
 
 @dataclass(slots=True)
@@ -74,12 +74,12 @@ class CallRecord:
 
 
 def record_payload(record: CallRecord) -> bytes:
-    """The record as one line of JSON; text no encoder takes (lone surrogates) is made
-    storable first."""
+    """The record as one line of JSON, whatever it holds: a value orjson refuses (a lone
+    surrogate, an integer past 64 bits, a type it does not know) is made one it takes."""
     try:
         return orjson.dumps(record)
     except orjson.JSONEncodeError:
-        return orjson.dumps(storable(record))
+        return orjson.dumps(encodable(record))
 
 
 def record_from_payload(data: dict[str, Any]) -> CallRecord:
