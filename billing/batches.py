@@ -96,6 +96,7 @@ def _charges_post(
             note=charge_note(record),
             idempotency_key=charge_key(record.request_id),
             generation_id=generation.pk,
+            api_key_id=record.api_key_id,
         )
         for (record, charge), generation in zip(new, generations, strict=True)
         if charge.cost > 0 and charge_key(record.request_id) not in posted

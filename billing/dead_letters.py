@@ -1,5 +1,6 @@
 """Records that cannot be stored as generations are parked here, whole, with why; the call's
-charge still reaches the ledger, so a bad record never costs the organization nothing."""
+charge still reaches the ledger and its usage the daily rollups (the usage pages and its key's
+spend), so a bad record never costs the organization nothing."""
 
 from __future__ import annotations
 
@@ -15,10 +16,18 @@ from django.db import (
     transaction,
 )
 
-from billing.generations import Stored, charge_key, posted_charge, served_cost
+from billing.generations import (
+    Stored,
+    call_charge,
+    charge_key,
+    generation_row,
+    posted_charge,
+    served_cost,
+)
 from billing.ledger import ledger_post
 from billing.models import MONEY_DIGITS, MONEY_PLACES, DeadLetter, EntryKind
 from billing.records import CallRecord
+from billing.rollups import rollups_add
 from billing.storable import storable_text
 
 log = logging.getLogger(__name__)
@@ -41,7 +50,9 @@ def dead_letter_park(raw: bytes, record: CallRecord | None, problem: BaseExcepti
     stored = Stored(org_id or 0, request_id)
     if record is not None and cost is not None and cost > 0:
         stored.charge = _charge(record, cost)
-    _letter(request_id, org_id, raw, problem, cost, stored.charge is not None)
+    parked = _letter(request_id, org_id, raw, problem, cost, stored.charge is not None)
+    if parked and record is not None and cost is not None:
+        _usage_count(record)
     return stored
 
 
@@ -66,6 +77,7 @@ def _charge(record: CallRecord, cost: Decimal) -> tuple[int, int] | None:
                 amount=-cost,
                 note=storable_text(f"{record.model} via {record.provider} (record parked)")[:300],
                 idempotency_key=charge_key(record.request_id),
+                api_key_id=record.api_key_id,
                 announce=False,
             )
     except TRANSIENT:
@@ -83,7 +95,10 @@ def _letter(
     problem: BaseException,
     cost: Decimal | None,
     charged: bool,
-) -> None:
+) -> bool:
+    """Park the letter; False if it was parked already (a record delivered again). Should the
+    database refuse what the record names (an organization id past its column, say), the
+    letter is parked without its organization and cost, which it cannot refuse."""
     letter = DeadLetter(
         request_id=storable_text(request_id)[:64],
         organization_id=org_id,
@@ -96,7 +111,26 @@ def _letter(
         with transaction.atomic():
             letter.save()
     except IntegrityError:  # parked already, when it was delivered before
-        pass
+        return False
+    except TRANSIENT:
+        raise
+    except Exception as exc:
+        if org_id is None and cost is None:
+            raise
+        log.error("parking call %s without its organization: %s", request_id, _describe(exc))
+        return _letter(letter.request_id, None, raw, problem, None, charged)
+    return True
+
+
+def _usage_count(record: CallRecord) -> None:
+    """The parked call's usage in its day's rollup, as a stored call's is counted."""
+    try:
+        with transaction.atomic():
+            rollups_add([generation_row(record, call_charge(record))])
+    except TRANSIENT:
+        raise
+    except Exception as exc:  # an organization that no longer exists, say
+        log.error("could not count parked call %s: %s", record.request_id, _describe(exc))
 
 
 def _describe(problem: BaseException) -> str:

@@ -101,6 +101,7 @@ def _create(record: CallRecord, stored: Stored) -> Stored:
             note=charge_note(record),
             idempotency_key=charge_key(record.request_id),
             generation_id=generation.pk,
+            api_key_id=record.api_key_id,
             announce=False,
         )
         if entry is not None:

@@ -28,6 +28,7 @@ def ledger_post(
     note: str = "",
     idempotency_key: str | None = None,
     generation_id: int | None = None,
+    api_key_id: int | None = None,
     created_by_id: int | None = None,
     announce: bool = True,
 ) -> LedgerEntry | None:
@@ -46,6 +47,7 @@ def ledger_post(
                 note=note,
                 idempotency_key=idempotency_key,
                 generation_id=generation_id,
+                api_key_id=api_key_id,
                 created_by_id=created_by_id,
             )
             if announce:
@@ -67,6 +69,7 @@ class Posting:
     note: str = ""
     idempotency_key: str | None = None
     generation_id: int | None = None
+    api_key_id: int | None = None
 
 
 def ledger_post_many(postings: Sequence[Posting]) -> list[LedgerEntry]:
@@ -106,6 +109,7 @@ def _entry(posting: Posting, balance_after: Decimal) -> LedgerEntry:
         note=posting.note,
         idempotency_key=posting.idempotency_key,
         generation_id=posting.generation_id,
+        api_key_id=posting.api_key_id,
     )
 
 

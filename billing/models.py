@@ -297,6 +297,9 @@ class LedgerEntry(models.Model):
         db_constraint=False,  # a retention drop removes old generations; their charges stay
     )
     idempotency_key = models.CharField(max_length=100, null=True, blank=True, unique=True)
+    api_key_id = models.BigIntegerField(null=True, blank=True)
+    """A charge's API key (none for a call without one, or from before it was kept); not a
+    foreign key, as a deleted key's spend stays in its organization's figures."""
     note = models.CharField(max_length=300, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
