@@ -50,19 +50,24 @@ def _usd(per_million: Decimal) -> Decimal:
     return (per_million / MILLION).quantize(NANO, rounding=ROUND_HALF_UP)
 
 
-def call_cost(tokens: TokenCounts, prices: dict[str, str], key_source: str) -> Decimal:
-    """What the organization is charged for a call served on this key."""
-    return charged(tokens_cost(tokens, prices), key_source)
+def call_cost(
+    tokens: TokenCounts, prices: dict[str, str], key_source: str, fee: str = ""
+) -> Decimal:
+    """What the organization is charged for a call served on this key; `fee`: the BYOK fee
+    the call was made under (empty: the one in force)."""
+    return charged(tokens_cost(tokens, prices), key_source, fee)
 
 
-def charged(cost: Decimal, key_source: str) -> Decimal:
+def charged(cost: Decimal, key_source: str, fee: str = "") -> Decimal:
     """What the organization is charged for tokens costing `cost` on this key."""
     if key_source == "own":
-        return (cost * byok_fee()).quantize(NANO, rounding=ROUND_HALF_UP)
+        rate = floor(Decimal(fee)) if fee else byok_fee()
+        return (cost * rate).quantize(NANO, rounding=ROUND_HALF_UP)
     return cost
 
 
 def byok_fee() -> Decimal:
+    """The BYOK fee in force."""
     return floor(Decimal(settings.MOMOR_BYOK_FEE or "0"))
 
 

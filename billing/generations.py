@@ -44,7 +44,7 @@ def call_charge(record: CallRecord) -> CallCharge:
 def _attempt_cost(attempt: AttemptRecord) -> Decimal:
     if attempt.tokens is None:
         return ZERO
-    return call_cost(attempt.tokens, attempt.prices, attempt.key_source)
+    return call_cost(attempt.tokens, attempt.prices, attempt.key_source, attempt.fee)
 
 
 def served_cost(record: CallRecord) -> Decimal:

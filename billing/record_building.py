@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from billing.cost import byok_fee
 from billing.records import AttemptRecord, CallRecord, TokenCounts
 
 ERROR_CHARS = 2000
@@ -47,6 +48,7 @@ def new_attempt(record: CallRecord, offer: Offer) -> AttemptRecord:
         key_source=offer.key_source,
         prices=offer.prices,
         offering_id=offer.offering_id,
+        fee=str(byok_fee()) if offer.key_source == "own" else "",
     )
     record.attempts.append(row)
     return row

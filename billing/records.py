@@ -39,6 +39,10 @@ class AttemptRecord:
     tokens: TokenCounts | None = None
     offering_id: int = 0
     """The catalog offering tried (0 in records from before it was kept)."""
+    fee: str = ""
+    """On the organization's own key, the BYOK fee in force when the try was made (empty on
+    Momor's key, and in records from before it was kept: those pay the fee in force when
+    stored)."""
 
 
 @dataclass(slots=True)
