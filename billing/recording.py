@@ -94,10 +94,13 @@ def _hand_off(record: CallRecord, settlement: Settlement) -> asyncio.Future[None
     runs on every call)."""
     payload = settlement.payload
     ticket, now_ms = record.ticket, int(time.time() * 1000)
-    if ticket is not None and not ticket.shared:
-        local_store().settle(ticket, settlement.cost, record.request_id, now_ms)
     shared = store()
-    if not isinstance(shared, RedisStore) or not REDIS.allow():
+    to_redis = isinstance(shared, RedisStore) and REDIS.allow()
+    if ticket is not None and (not ticket.shared or not to_redis):
+        # held here as unposted until the ledger has it (one Redis admitted too: it is
+        # journaled, and this process's own counters admit calls meanwhile)
+        local_store().settle(ticket, settlement.cost, record.request_id, now_ms)
+    if not isinstance(shared, RedisStore) or not to_redis:
         return _journaled(payload)
     durable: asyncio.Future[None] = asyncio.get_running_loop().create_future()
     sent = shared.hand_off(settlement, now_ms)

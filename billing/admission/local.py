@@ -19,18 +19,33 @@ from billing.admission.base import (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class Backlog:
+    """What Redis holds against one organization's balance: the total of its unposted charges,
+    and its open reservations (amount, key tag, expiry in ms, by id)."""
+
+    unposted: int
+    reserved: dict[str, tuple[int, str, int]]
+
+
 @dataclass
 class _Book:
     """One organization's balance and what is held against it: reservations of calls under
     way and the charges of calls served but not yet in the ledger (held until it has them,
-    however long). Their sum is kept as they change and the reservations' expiries in a heap,
-    so a call costs the same however many are held."""
+    however long), this process's own and those Redis held when last read (its backlog).
+    Their sum is kept as they change and the reservations' expiries in a heap, so a call costs
+    the same however many are held."""
 
-    balance: int
-    entry_id: int
+    balance: int | None = None
+    """None until loaded from the ledger: charges may be held before (the journal's)."""
+    entry_id: int = -1
     reserved: dict[str, tuple[int, str, int]] = field(default_factory=dict)
     unposted: dict[str, tuple[int, int]] = field(default_factory=dict)
     """Each unposted charge: its cost and when it was held."""
+    mirrored: set[str] = field(default_factory=set)
+    """The reservations among `reserved` that are Redis's, not this process's own."""
+    shared_unposted: int = 0
+    """The total of the charges Redis held as unposted."""
     held: int = 0
     expiries: list[tuple[int, str]] = field(default_factory=list)
     """(expires, id) of each reservation; one that has gone or moved on is skipped when it
@@ -39,6 +54,7 @@ class _Book:
 
     def reserve(self, rid: str, amount: int, tag: str, expires: int) -> None:
         self.release(rid)
+        self.mirrored.discard(rid)
         self.reserved[rid] = (amount, tag, expires)
         self.held += amount
         self._push(expires, rid)
@@ -55,7 +71,31 @@ class _Book:
             self.held -= held[0]
         return held is not None
 
+    def mirror(self, backlog: Backlog, key_reserved: dict[str, int]) -> None:
+        """Hold what Redis holds now, in place of what it held when last read."""
+        for rid in self.mirrored - backlog.reserved.keys():
+            self.drop(rid, key_reserved)
+        for rid, (amount, tag, expires) in backlog.reserved.items():
+            if rid in self.mirrored:
+                if self.reserved[rid][2] != expires:
+                    self.renew(rid, expires)
+            elif rid not in self.reserved:  # one of this process's own is counted once
+                self.reserve(rid, amount, tag, expires)
+                self.mirrored.add(rid)
+                key_reserved[tag] = key_reserved.get(tag, 0) + amount
+        self.held += backlog.unposted - self.shared_unposted
+        self.shared_unposted = backlog.unposted
+
+    def drop(self, rid: str, key_reserved: dict[str, int]) -> None:
+        self.mirrored.discard(rid)
+        reserved = self.reserved.get(rid)
+        if reserved is not None and self.release(rid):
+            key_reserved[reserved[1]] = key_reserved.get(reserved[1], 0) - reserved[0]
+
     def hold_unposted(self, rid: str, cost: int, now_ms: int) -> None:
+        held = self.unposted.get(rid)
+        if held is not None and held[0] == cost:
+            return  # held already (the journal's replay holds what it reads, each time)
         self.posted(rid)
         self.unposted[rid] = (cost, now_ms)
         self.held += cost
@@ -71,12 +111,10 @@ class _Book:
             expires, rid = heapq.heappop(expiries)
             reserved = self.reserved.get(rid)
             if reserved is not None and reserved[2] == expires:
-                amount, tag, _ = reserved
-                self.release(rid)
-                key_reserved[tag] = key_reserved.get(tag, 0) - amount
+                self.drop(rid, key_reserved)
 
     def available(self) -> int:
-        return self.balance - self.held
+        return (self.balance or 0) - self.held
 
     def _push(self, expires: int, rid: str) -> None:
         heapq.heappush(self.expiries, (expires, rid))
@@ -96,7 +134,7 @@ class LocalStore(AdmissionStore):
     async def admit(self, request: AdmitRequest) -> Ticket:
         with self._lock:
             book = self._books.get(request.org_id)
-            if book is None:
+            if book is None or book.balance is None:
                 raise NeedBalance
             if request.key_credit_limit is not None and request.key_tag not in self._spent:
                 raise NeedKeySpend
@@ -144,15 +182,29 @@ class LocalStore(AdmissionStore):
             return True
 
     def settle(self, ticket: Ticket, cost: int, request_id: str, now_ms: int) -> None:
+        """Also for a call Redis admitted that ends while Redis cannot take its settle: its
+        reservation, as last read from Redis, is released here and its charge held."""
         with self._lock:
-            book = self._books.get(ticket.org_id)
-            if book is not None and book.release(ticket.id):
-                tag = ticket.key_tag
-                self._key_reserved[tag] = self._key_reserved.get(tag, 0) - ticket.amount
-            if book is not None and cost > 0:
+            book = self._books.setdefault(ticket.org_id, _Book())
+            book.drop(ticket.id, self._key_reserved)
+            if cost > 0:
                 book.hold_unposted(request_id, cost, now_ms)
             if ticket.key_tag in self._spent:
                 self._spent[ticket.key_tag] += cost
+
+    def hold(self, org_id: int, request_id: str, cost: int, now_ms: int) -> None:
+        """Hold a charge the ledger does not have yet (a journaled record's) until it is
+        posted; holding one already held changes nothing."""
+        if cost > 0:
+            with self._lock:
+                self._books.setdefault(org_id, _Book()).hold_unposted(request_id, cost, now_ms)
+
+    def mirror(self, backlogs: dict[int, Backlog]) -> None:
+        """What Redis holds against each organization (read while it answers): counted while
+        it does not."""
+        with self._lock:
+            for org_id, backlog in backlogs.items():
+                self._books.setdefault(org_id, _Book()).mirror(backlog, self._key_reserved)
 
     def posted(self, org_id: int, request_id: str, balance: int, entry_id: int) -> None:
         with self._lock:
@@ -166,14 +218,13 @@ class LocalStore(AdmissionStore):
             self._advance(org_id, balance, entry_id)
 
     def _advance(self, org_id: int, balance: int, entry_id: int) -> None:
-        book = self._books.get(org_id)
-        if book is None:
-            self._books[org_id] = _Book(balance, entry_id)
-        elif entry_id > book.entry_id:
+        book = self._books.setdefault(org_id, _Book())
+        if book.balance is None or entry_id > book.entry_id:
             book.balance, book.entry_id = balance, entry_id
 
     def knows(self, org_id: int) -> bool:
-        """Whether this store holds the organization's balance (it has admitted its calls)."""
+        """Whether this store holds anything of the organization: its balance (it has admitted
+        its calls), or charges and reservations it counts against it."""
         return org_id in self._books
 
     def set_key_spend(self, org_id: int, key_tag: str, spent: int) -> None:

@@ -21,7 +21,7 @@ def store() -> AdmissionStore:
 
 
 @cache
-def local_store() -> AdmissionStore:
+def local_store() -> LocalStore:
     """This process's own store: embedded mode, and the fallback while Redis is unreachable."""
     return LocalStore()
 

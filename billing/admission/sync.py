@@ -9,7 +9,9 @@ from decimal import Decimal
 from django.db.models import Max, Sum
 
 from accounts.models import Organization
+from billing.admission.backlog import backlogs
 from billing.admission.base import AdmissionStore
+from billing.admission.redis_store import RedisStore
 from billing.admission.select import local_store, store
 from billing.breaker import REDIS, REDIS_DOWN
 from billing.cost import to_units
@@ -46,14 +48,16 @@ def admission_sync(org_ids: list[int], *, reconcile: bool) -> None:
     """Push each organization's latest ledger balance to admission; with `reconcile`, also
     clear unposted charges that are in the ledger (their announcement was lost). Both stores
     are kept current: the shared one, and this process's own, which admits calls while Redis
-    is unreachable and must not do so against the balance of the last outage."""
+    is unreachable and must not do so against the balance of the last outage, nor without
+    what Redis held then (its backlog, mirrored here while Redis answers)."""
     latest = _latest_balances(org_ids)
     shared, own = store(), local_store()
     _sync(own, latest, org_ids, reconcile=reconcile)
-    if shared is own or not REDIS.allow():
+    if not isinstance(shared, RedisStore) or not REDIS.allow():
         return
     try:
         _sync(shared, latest, org_ids, reconcile=reconcile)
+        own.mirror(backlogs(shared.sync, org_ids))
     except REDIS_DOWN:
         REDIS.failed()
         log.warning("admission sync skipped: Redis unreachable")
