@@ -4,12 +4,14 @@ once an answer is served or a stream ends."""
 
 from __future__ import annotations
 
+from copy import deepcopy
 from dataclasses import dataclass
 
 from billing.cost import byok_fee
 from billing.records import AttemptRecord, CallRecord, TokenCounts
 
 ERROR_CHARS = 2000
+INTERRUPTED = "Momor stopped mid-answer (its process ended); billed for what was delivered."
 STREAM_STATUSES = {"success": "success", "broken": "failed", "cancelled": "cancelled"}
 
 
@@ -102,6 +104,18 @@ def stream_ended(
     if outcome != "success":
         record.finish_reason = "error" if outcome == "broken" else record.finish_reason
         record.error = row.error or "The client went away mid-answer."
+
+
+def stream_interrupted(
+    record: CallRecord, row: AttemptRecord, served: Served, attempt_ms: int
+) -> CallRecord:
+    """The record a stream's call would have if its process stopped now (billing.progress), a
+    copy: the call's own goes on."""
+    intent = deepcopy(record)
+    intent_row = intent.attempts[row.position]
+    intent_row.error = INTERRUPTED
+    stream_ended(intent, intent_row, "broken", served, attempt_ms)
+    return intent
 
 
 def estimated_tokens(body_size: int, delivered_chars: int) -> TokenCounts:

@@ -2,10 +2,12 @@
 With REDIS_URL, to Redis once it answers again (settled and appended to the records stream,
 as at the end of a call); while it does not, the records whose reservation this process holds
 itself are stored in the database directly, so the ledger keeps up with calls served on the
-fallbacks. In embedded mode, every record is stored here. Storing is idempotent on the request
-id, so a record applied twice (its process died after applying, before compacting) is stored
-once. Runs on a thread of each gateway process: on start (the segments of a process that
-died), shortly after each record is journaled, and every second while anything is left."""
+fallbacks. In embedded mode, every record is stored here. A stream's intents are sorted out
+first (billing.journal_intents): a process that died mid-stream is billed from its latest.
+Storing is idempotent on the request id, so a record applied twice (its process died after
+applying, before compacting) is stored once. Runs on a thread of each gateway process: on
+start (the segments of a process that died), shortly after each record is journaled, and
+every second while anything is left."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from billing.admission.select import store
 from billing.breaker import REDIS, REDIS_DOWN
 from billing.dead_letters import TRANSIENT
 from billing.journal import Journal
+from billing.journal_intents import sorted_out
 from billing.records import record_from_payload
 from billing.settlements import settlement_of
 from billing.storing import records_store
@@ -71,14 +74,16 @@ class Replayer:
                     return False
             current = journal()
             current.rotate()
-            for path in current.ready():
-                entries = current.entries(path)
-                rest = apply(entries)
-                if rest:
-                    if len(rest) < len(entries):
-                        current.replace(path, rest)
+            ready = current.ready()
+            segments = [current.entries(path) for path in ready]
+            for path, entries, lines in zip(ready, segments, sorted_out(segments), strict=True):
+                rest = apply(lines.apply) + lines.keep  # an intent kept: its stream runs here
+                if not rest:
+                    current.discard(path)
+                elif len(rest) < len(entries):
+                    current.replace(path, rest)
+                if len(rest) > len(lines.keep):
                     return False
-                current.discard(path)
             return True
 
     def _run(self) -> None:
@@ -97,6 +102,8 @@ class Replayer:
 
 def apply(payloads: list[bytes]) -> list[bytes]:
     """Send on what a store takes now; returns the rest."""
+    if not payloads:
+        return []
     if not settings.REDIS_URL:
         return _store_directly(payloads)
     decoded = [(payload, _settlement(payload)) for payload in payloads]

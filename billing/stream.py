@@ -2,7 +2,9 @@
 are stored in the database here. Consumers share one group, so each record goes to one of
 them; a record is acknowledged (and deleted from the stream) only after the transaction that
 stored it has committed, and one left pending by a consumer that stopped (a worker killed
-mid-batch) is claimed by another once it has waited `MOMOR_RECORDS_CLAIM_SECONDS`.
+mid-batch) is claimed by another once it has waited `MOMOR_RECORDS_CLAIM_SECONDS`. Once a
+second it also settles the reservations of streams whose process died mid-answer
+(billing.admission.intents).
 
 It runs in every `celery -A momor worker` (a bootstep, `momor/celery.py`) and, with
 `MOMOR_RECORD_IN_GATEWAY`, in gateway processes too."""
@@ -23,6 +25,7 @@ from redis.exceptions import RedisError, ResponseError
 
 from accounts.redis_client import SyncClient, sync_client
 from accounts.redis_keys import records_streams
+from billing.admission.intents import sweep_abandoned
 from billing.breaker import REDIS_DOWN
 from billing.dead_letters import TRANSIENT
 from billing.storing import records_store
@@ -155,10 +158,15 @@ class RecordsConsumer:
         return found
 
     def _claimed(self) -> Found:
-        """Records pending on a consumer that stopped; looked for once a second at most."""
+        """Records pending on a consumer that stopped; looked for once a second at most, after
+        the streams of processes that died are settled (their records are read as new ones)."""
         if time.monotonic() < self._next_claim:
             return []
         self._next_claim = time.monotonic() + 1.0
+        if swept := sweep_abandoned(self.client):
+            log.warning(
+                "settled %d streams a stopped process left, from what they delivered", swept
+            )
         idle_ms = int(settings.MOMOR_RECORDS_CLAIM_SECONDS * 1000)
         found: Found = []
         for stream in self.streams:

@@ -13,9 +13,10 @@ from collections.abc import AsyncIterator
 
 from django.conf import settings
 
-from billing.record_building import estimated_tokens, stream_ended
+from billing.progress import ProgressMarks
+from billing.record_building import Served, estimated_tokens, stream_ended, stream_interrupted
 from billing.recording import record_call
-from billing.records import TokenCounts
+from billing.records import CallRecord, TokenCounts
 from gateway.answer_fields import closing_chunk, estimated_usage_chunk
 from gateway.attempts import Attempt, Call, tokens_of, transport_message
 from gateway.passthrough import Passthrough
@@ -51,6 +52,7 @@ class StreamRelay:
         self.delivered_chars = 0
         self.usage_sent = False
         self.passthrough: Passthrough | None = None  # after the opening, where it may
+        self.marks = ProgressMarks()
 
     @property
     def place(self) -> str:
@@ -99,12 +101,16 @@ class StreamRelay:
             yield b""
             self.passthrough = self._passthrough()
             sent, broke = self._emitted(self.unread)
-            yield b"".join(map(self._emit_chunk, opening)) + sent
+            shown = b"".join(map(self._emit_chunk, opening)) + sent
+            await self.marks.first(self._intent())
+            yield shown
             while broke is None:
                 items = await anext(self.reads, None)
                 if items is None:
                     break
                 sent, broke = self._emitted(items)
+                if self.marks.is_due():
+                    self.marks.mark(self._intent())
                 if sent:
                     yield sent
             if broke is not None:
@@ -234,14 +240,26 @@ class StreamRelay:
             failure.message,
         )
 
-    async def _finish(self, outcome: str) -> None:
+    def _served(self) -> Served:
         state = self.translator.state
         tokens = tokens_of(state.usage) or estimated_tokens(
             self.call.body_size, self.delivered_chars
         )
-        served = self.attempt.outcome_with(tokens, state.finish_reason, state.native_finish_reason)
+        return self.attempt.outcome_with(tokens, state.finish_reason, state.native_finish_reason)
+
+    def _intent(self) -> CallRecord:
+        """The call's record if this process stopped now."""
+        return stream_interrupted(
+            self.call.record, self.attempt.row, self._served(), self.attempt.elapsed_ms()
+        )
+
+    async def _finish(self, outcome: str) -> None:
+        served = self._served()
         stream_ended(self.call.record, self.attempt.row, outcome, served, self.attempt.elapsed_ms())
-        await record_call(self.call.record)
+        try:
+            await record_call(self.call.record)
+        finally:
+            await self.marks.ended(self.call.request_id)
 
 
 def _with_metadata(chunk: ChatCompletionChunk, metadata: Json | None) -> ChatCompletionChunk:

@@ -35,6 +35,7 @@ from billing.admission.base import (
     rate_state,
 )
 from billing.admission.coalesce import Coalescer, sha_of
+from billing.admission.intents import MARK, Intent, intents_key
 from billing.admission.shards import AsyncShards, AsyncTarget, evalsha_many_sync
 from billing.breaker import REDIS
 
@@ -102,7 +103,8 @@ return 1
 """
 
 # KEYS: reservations hash, reservation expiries, reserved total, key reserved, unposted hash,
-#       unposted index (by the time each was held), unposted total, key spent, records stream
+#       unposted index (by the time each was held), unposted total, key spent, records stream,
+#       stream intents (billing.admission.intents: settled here, never swept)
 # ARGV: reservation id ('' for none), request id, cost, now ms, the call's record ('' for none)
 # The record goes to the stream in the same script that settles the call, so the charge held
 # as unposted and the record that will post it are durable together. An unposted charge is
@@ -117,6 +119,7 @@ if ARGV[1] ~= '' then
     redis.call('HDEL', KEYS[1], ARGV[1])
     redis.call('ZREM', KEYS[2], ARGV[1])
   end
+  redis.call('HDEL', KEYS[10], ARGV[1])
 end
 local cost = tonumber(ARGV[3])
 if cost > 0 and redis.call('HSETNX', KEYS[5], ARGV[2], cost) == 1 then
@@ -195,7 +198,7 @@ def _settle_keys(org_id: int, tag: str) -> tuple[str, ...]:
     spent, reserved = _key_keys(org_id, tag)
     stream = records_stream(org_group(org_id))
     return (org["res"], org["resexp"], org["restot"], reserved, org["unp"], org["unpexp"],
-            org["unptot"], spent, stream)  # fmt: skip
+            org["unptot"], spent, stream, intents_key(org_id))  # fmt: skip
 
 
 def admit_keys(request: AdmitRequest) -> list[str]:
@@ -327,6 +330,10 @@ class RedisStore(AdmissionStore):
         sent with the other calls of this turn of the event loop (whether or not the future
         is awaited)."""
         return self._scripts.submit(SETTLE, settlement.keys(), settlement.args(now_ms))
+
+    def mark(self, intent: Intent, ttl_ms: int) -> asyncio.Future[Any]:
+        """Hold a stream's intent with its reservation (nothing if that is no longer held)."""
+        return self._scripts.submit(MARK, intent.keys(), intent.args(ttl_ms))
 
     def hand_off_many(self, settlements: list[Settlement], now_ms: int) -> None:
         """The same for several calls at once, from a thread (the journal's replay)."""
