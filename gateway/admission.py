@@ -103,7 +103,8 @@ async def count_refused(caller: Caller) -> RateState:
 def refusal(refused: Refused, amount: Decimal) -> GatewayError:
     headers = refused.rate.headers()
     if refused.reason == "rate":
-        wait = max((refused.rate.reset or 0) - int(time.time()), 1)
+        now = refused.now_ms // 1000 if refused.now_ms is not None else int(time.time())
+        wait = max((refused.rate.reset or 0) - now, 1)
         return GatewayError(
             429,
             f"Too many requests: this key may make {refused.rate.limit} a minute. "

@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
-ensure_apt_packages postgresql redis-server chromium rabbitmq-server
+ensure_apt_packages postgresql redis-server chromium rabbitmq-server faketime
 ensure_postgres
 ensure_redis
 ensure_venv dev

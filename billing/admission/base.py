@@ -53,11 +53,12 @@ class AdmitRequest:
 
 
 class Refused(Exception):
-    """Admission said no: `reason` is rate, credits or key_credits."""
+    """Admission said no: `reason` is rate, credits or key_credits; `now_ms` the store's own
+    time when it said so (None: this process's), which its rate window's reset is on."""
 
-    def __init__(self, reason: str, rate: RateState) -> None:
+    def __init__(self, reason: str, rate: RateState, now_ms: int | None = None) -> None:
         super().__init__(reason)
-        self.reason, self.rate = reason, rate
+        self.reason, self.rate, self.now_ms = reason, rate, now_ms
 
 
 class NeedBalance(Exception):

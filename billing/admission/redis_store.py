@@ -24,6 +24,7 @@ from accounts.redis_client import (
 from accounts.redis_keys import org_group, org_key, org_prefix, records_stream
 from accounts.redis_pipeline import Address, PipelinedRedis
 from billing.admission.base import (
+    WINDOW_MS,
     AdmissionStore,
     AdmitRequest,
     NeedBalance,
@@ -41,29 +42,52 @@ from billing.breaker import REDIS
 
 AREA = "adm"
 
+# Expiries and rate windows run on Redis's clock, which every gateway process reads alike (a
+# process's own clock may be minutes off). Scripts replicate their effects, so reading it in a
+# script that writes is allowed.
+NOW = """
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+"""
+
+# A key's requests in the current window of `window_ms`: the window's number and its count,
+# in one hash that expires with the window.
+WINDOW = """
+local function window_count(key, window_ms)
+  local window = math.floor(now / window_ms)
+  if tonumber(redis.call('HGET', key, 'w') or '-1') ~= window then
+    redis.call('HSET', key, 'w', window, 'c', 0)
+    redis.call('PEXPIRE', key, (window + 1) * window_ms - now)
+  end
+  return redis.call('HINCRBY', key, 'c', 1)
+end
+"""
+
 # A reservation is held as "amount:tag". Amounts are never below zero now; the scripts still read
 # a minus sign, so that one held from before that is released rather than failing the script.
 # KEYS: balance hash, reservations hash, reservation expiries zset, reserved total,
 #       unposted hash, unposted expiries zset, unposted total, key spent, rate window
-# ARGV: reservation id, amount, now ms, ttl ms, rate limit, window ms, key limit (-1: none),
+# ARGV: reservation id, amount, ttl ms, rate limit, window ms, key limit (-1: none),
 #       key reserved prefix (the organization's), key tag
-ADMIT = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return {'load', 0} end
-local klimit = tonumber(ARGV[7])
-if klimit >= 0 and redis.call('EXISTS', KEYS[8]) == 0 then return {'loadkey', 0} end
-local now = tonumber(ARGV[3])
+# Answers the verdict, the window's count and Redis's time (ms).
+ADMIT = (
+    NOW
+    + WINDOW
+    + """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'load', 0, now} end
+local klimit = tonumber(ARGV[6])
+if klimit >= 0 and redis.call('EXISTS', KEYS[8]) == 0 then return {'loadkey', 0, now} end
 local count = 0
-if tonumber(ARGV[5]) > 0 then
-  count = redis.call('INCR', KEYS[9])
-  if count == 1 then redis.call('PEXPIRE', KEYS[9], ARGV[6]) end
-  if count > tonumber(ARGV[5]) then return {'rate', count} end
+if tonumber(ARGV[4]) > 0 then
+  count = window_count(KEYS[9], tonumber(ARGV[5]))
+  if count > tonumber(ARGV[4]) then return {'rate', count, now} end
 end
 for _, rid in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
   local held = redis.call('HGET', KEYS[2], rid)
   if held then
     local amount, tag = string.match(held, '^(-?%d+):(.*)$')
     redis.call('DECRBY', KEYS[4], amount)
-    redis.call('DECRBY', ARGV[8] .. tag, amount)
+    redis.call('DECRBY', ARGV[7] .. tag, amount)
     redis.call('HDEL', KEYS[2], rid)
   end
   redis.call('ZREM', KEYS[3], rid)
@@ -72,35 +96,41 @@ local amount = tonumber(ARGV[2])
 local balance = tonumber(redis.call('HGET', KEYS[1], 'balance'))
 local held = tonumber(redis.call('GET', KEYS[4]) or '0')
 held = held + tonumber(redis.call('GET', KEYS[7]) or '0')
-if amount > 0 and balance - held < amount then return {'credits', count} end
-local key_reserved = ARGV[8] .. ARGV[9]
+if amount > 0 and balance - held < amount then return {'credits', count, now} end
+local key_reserved = ARGV[7] .. ARGV[8]
 if klimit >= 0 then
   local used = tonumber(redis.call('GET', KEYS[8]))
   used = used + tonumber(redis.call('GET', key_reserved) or '0')
-  if used + amount > klimit then return {'key_credits', count} end
+  if used + amount > klimit then return {'key_credits', count, now} end
 end
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[2] .. ':' .. ARGV[9])
-redis.call('ZADD', KEYS[3], now + tonumber(ARGV[4]), ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2] .. ':' .. ARGV[8])
+redis.call('ZADD', KEYS[3], now + tonumber(ARGV[3]), ARGV[1])
 redis.call('INCRBY', KEYS[4], amount)
 redis.call('INCRBY', key_reserved, amount)
-return {'ok', count}
+return {'ok', count, now}
 """
+)
 
-# KEYS: rate window; ARGV: window ms
-COUNT = """
-local count = redis.call('INCR', KEYS[1])
-if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-return count
+# KEYS: rate window; ARGV: window ms. Answers the window's count and Redis's time (ms).
+COUNT = (
+    NOW
+    + WINDOW
+    + """
+return {window_count(KEYS[1], tonumber(ARGV[1])), now}
 """
+)
 
-# KEYS: reservations hash, reservation expiries; ARGV: reservation id, now ms, ttl ms
-RENEW = """
+# KEYS: reservations hash, reservation expiries; ARGV: reservation id, ttl ms
+RENEW = (
+    NOW
+    + """
 local expires = redis.call('ZSCORE', KEYS[2], ARGV[1])
-if not expires or tonumber(expires) <= tonumber(ARGV[2]) then return 0 end
+if not expires or tonumber(expires) <= now then return 0 end
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
-redis.call('ZADD', KEYS[2], 'XX', tonumber(ARGV[2]) + tonumber(ARGV[3]), ARGV[1])
+redis.call('ZADD', KEYS[2], 'XX', now + tonumber(ARGV[2]), ARGV[1])
 return 1
 """
+)
 
 # KEYS: reservations hash, reservation expiries, reserved total, key reserved, unposted hash,
 #       unposted index (by the time each was held), unposted total, key spent, records stream,
@@ -180,8 +210,8 @@ def _key_keys(org_id: int, tag: str) -> tuple[str, str]:
 
 
 @lru_cache(maxsize=65_536)
-def _window_key(org_id: int, tag: str, minute: int) -> str:
-    return org_key(org_id, AREA, "rate", tag, minute)
+def _window_key(org_id: int, tag: str) -> str:
+    return org_key(org_id, AREA, "window", tag)
 
 
 @lru_cache(maxsize=65_536)
@@ -202,8 +232,10 @@ def _settle_keys(org_id: int, tag: str) -> tuple[str, ...]:
 
 
 def admit_keys(request: AdmitRequest) -> list[str]:
-    window = _window_key(request.org_id, request.key_tag, request.now_ms // 60_000)
-    return [*_admit_keys(request.org_id, request.key_tag), window]
+    return [
+        *_admit_keys(request.org_id, request.key_tag),
+        _window_key(request.org_id, request.key_tag),
+    ]
 
 
 def renew_keys(ticket: Ticket) -> list[str]:
@@ -289,40 +321,41 @@ class RedisStore(AdmissionStore):
         args = [
             request.reservation_id,
             request.amount,
-            request.now_ms,
             request.ttl_ms,
             request.rate_limit,
-            60_000,
+            WINDOW_MS,
             limit,
             _key_reserved_prefix(request.org_id),
             request.key_tag,
         ]
-        verdict, count = await self._run(ADMIT, keys, args)
-        rate = rate_state(request.rate_limit, int(count), request.now_ms)
-        return self._ticket(verdict, request, rate)
+        verdict, count, now_ms = await self._run(ADMIT, keys, args)
+        rate = rate_state(request.rate_limit, int(count), int(now_ms))
+        return self._ticket(verdict, request, rate, int(now_ms))
 
     @staticmethod
-    def _ticket(verdict: Any, request: AdmitRequest, rate: RateState) -> Ticket:
+    def _ticket(verdict: Any, request: AdmitRequest, rate: RateState, now_ms: int) -> Ticket:
         verdict = verdict.decode() if isinstance(verdict, bytes) else verdict
         if verdict == "load":
             raise NeedBalance
         if verdict == "loadkey":
             raise NeedKeySpend
         if verdict != "ok":
-            raise Refused(verdict, rate)
+            raise Refused(verdict, rate, now_ms)
         return Ticket(request.reservation_id, request.org_id, request.key_tag, request.amount, rate)
 
     async def _run(self, script: str, keys: list[str], args: list[Any]) -> Any:
         return await self._scripts.run(script, keys, args)
 
     async def count(self, org_id: int, key_tag: str, limit: int, now_ms: int) -> RateState:
+        """`now_ms` is not read: the window is Redis's."""
         if limit <= 0:
             return RateState()
-        count = await self._run(COUNT, [_window_key(org_id, key_tag, now_ms // 60_000)], [60_000])
-        return rate_state(limit, int(count), now_ms)
+        count, redis_ms = await self._run(COUNT, [_window_key(org_id, key_tag)], [WINDOW_MS])
+        return rate_state(limit, int(count), int(redis_ms))
 
     async def renew(self, ticket: Ticket, now_ms: int, ttl_ms: int) -> bool:
-        held = await self._run(RENEW, renew_keys(ticket), [ticket.id, now_ms, ttl_ms])
+        """`now_ms` is not read: the expiry is on Redis's clock."""
+        held = await self._run(RENEW, renew_keys(ticket), [ticket.id, ttl_ms])
         return bool(held)
 
     def hand_off(self, settlement: Settlement, now_ms: int) -> asyncio.Future[Any]:
@@ -360,8 +393,11 @@ class RedisStore(AdmissionStore):
         self.sync.set(_key_keys(org_id, key_tag)[0], spent, nx=True)
 
     def open_reservations(self, org_id: int, now_ms: int) -> dict[str, int]:
+        """`now_ms` is not read: what is live is what has not expired on Redis's clock."""
         org = _org_keys(org_id)
-        live = set(_members(self.sync.zrangebyscore(org["resexp"], now_ms + 1, "+inf")))
+        seconds, micros = self.sync.time()
+        redis_ms = seconds * 1000 + micros // 1000
+        live = set(_members(self.sync.zrangebyscore(org["resexp"], redis_ms + 1, "+inf")))
         held = self.sync.hgetall(org["res"])
         return {
             _text(rid): int(_text(value).split(":", 1)[0])

@@ -37,8 +37,9 @@ def ask(
     key: str = "k1",
     rate: int = 0,
     key_limit: int | None = None,
+    ttl: int = TTL,
 ) -> AdmitRequest:
-    return AdmitRequest(rid, 7, key, amount, rate, key_limit, now, TTL)
+    return AdmitRequest(rid, 7, key, amount, rate, key_limit, now, ttl)
 
 
 async def test_it_asks_for_the_balance_before_anything(store: AdmissionStore) -> None:
@@ -80,6 +81,7 @@ async def test_an_older_balance_never_overwrites_a_newer_one(store: AdmissionSto
         await store.admit(ask("r1", 101))
 
 
+@pytest.mark.parametrize("store", ["local"], indirect=True)  # Redis reads its own clock
 async def test_the_reservation_of_a_process_that_died_expires(store: AdmissionStore) -> None:
     store.sync_balance(7, 100, 1)
     await store.admit(ask("r1", 100))
@@ -89,6 +91,7 @@ async def test_the_reservation_of_a_process_that_died_expires(store: AdmissionSt
     assert list(store.open_reservations(7, NOW + TTL + 1)) == ["r3"]
 
 
+@pytest.mark.parametrize("store", ["local"], indirect=True)  # Redis reads its own clock
 async def test_a_reservation_held_below_zero_is_released_and_expires(
     store: AdmissionStore,
 ) -> None:
@@ -105,6 +108,7 @@ async def test_a_reservation_held_below_zero_is_released_and_expires(
     assert store.open_reservations(7, later) == {"r3": 100}
 
 
+@pytest.mark.parametrize("store", ["local"], indirect=True)  # Redis reads its own clock
 async def test_a_renewed_reservation_outlives_its_first_time_to_live(
     store: AdmissionStore,
 ) -> None:
@@ -117,6 +121,7 @@ async def test_a_renewed_reservation_outlives_its_first_time_to_live(
     assert list(store.open_reservations(7, NOW + 2 * TTL)) == []
 
 
+@pytest.mark.parametrize("store", ["local"], indirect=True)  # Redis reads its own clock
 async def test_a_reservation_settled_or_expired_is_not_renewed(store: AdmissionStore) -> None:
     store.sync_balance(7, 100, 1)
     settled = await store.admit(ask("r1", 10))
@@ -185,6 +190,7 @@ async def test_a_key_is_held_to_its_own_credit_limit(store: AdmissionStore) -> N
     await store.admit(ask("r4", 10, key="k2"))
 
 
+@pytest.mark.parametrize("store", ["local"], indirect=True)  # Redis reads its own clock
 async def test_the_rate_window_counts_every_request(store: AdmissionStore) -> None:
     store.sync_balance(7, 1_000, 1)
     first = await store.admit(ask("r1", 1, rate=2))
@@ -237,3 +243,62 @@ async def test_redis_that_lost_its_scripts_still_admits_calls_sent_together(
     assert [ticket.id for ticket in tickets] == [f"r{i}" for i in range(5)]
     assert len(store.open_reservations(7, NOW)) == 6
     flush(url)
+
+
+def redis_ms(store: RedisStore) -> int:
+    seconds, micros = store.sync.time()
+    return int(seconds) * 1000 + int(micros) // 1000
+
+
+@pytest.fixture
+def shared(settings: object) -> Iterator[RedisStore]:
+    url = settings.REDIS_URL  # type: ignore[attr-defined]
+    flush(url)
+    yield RedisStore(url)
+    flush(url)
+
+
+async def test_redis_expires_a_reservation_on_its_own_clock_whatever_the_process_says(
+    shared: RedisStore,
+) -> None:
+    """The process's `now` (an hour ahead here) is not Redis's: the reservation is held for its
+    time to live on Redis's clock, then expires."""
+    shared.sync_balance(7, 100, 1)
+    ahead = redis_ms(shared) + 3_600_000
+    await shared.admit(ask("r1", 100, now=ahead, ttl=1_000))
+    held_until = redis_ms(shared) + 1_000
+    with pytest.raises(Refused):
+        await shared.admit(ask("r2", 100, now=ahead))
+    while redis_ms(shared) <= held_until:
+        await asyncio.sleep(0.01)
+    await shared.admit(ask("r3", 100, now=0))
+    assert list(shared.open_reservations(7, 0)) == ["r3"]
+
+
+async def test_redis_renews_a_reservation_on_its_own_clock(shared: RedisStore) -> None:
+    shared.sync_balance(7, 100, 1)
+    ticket = await shared.admit(ask("r1", 100, ttl=1_000))
+    first_expiry = redis_ms(shared) + 1_000
+    assert await shared.renew(ticket, 0, 60_000) is True
+    while redis_ms(shared) <= first_expiry:
+        await asyncio.sleep(0.01)
+    with pytest.raises(Refused):
+        await shared.admit(ask("r2", 100, now=NOW + 10 * TTL))
+    assert list(shared.open_reservations(7, 0)) == ["r1"]
+
+
+async def test_redis_counts_a_rate_window_on_its_own_clock(shared: RedisStore) -> None:
+    """Calls that say they come an hour apart fall in the window Redis's clock is in (a minute
+    that has 20 s left, so the three are in one)."""
+    while 60_000 - redis_ms(shared) % 60_000 < 20_000:
+        await asyncio.sleep(0.2)
+    shared.sync_balance(7, 1_000, 1)
+    first = await shared.admit(ask("r1", 1, rate=2, now=NOW))
+    assert first.rate.reset == (redis_ms(shared) // 60_000 + 1) * 60
+    counted = await shared.count(7, "k1", 2, NOW + 3_600_000)
+    assert counted.remaining == 0
+    with pytest.raises(Refused) as refused:
+        await shared.admit(ask("r2", 1, rate=2, now=NOW + 7_200_000))
+    assert refused.value.reason == "rate"
+    assert refused.value.now_ms is not None
+    assert abs(refused.value.now_ms - redis_ms(shared)) < 5_000
