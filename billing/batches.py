@@ -11,6 +11,7 @@ from datetime import datetime
 
 from accounts.models import ApiKey
 from billing.cost import to_units
+from billing.dropped import dropped_among
 from billing.generations import (
     CallCharge,
     Stored,
@@ -62,9 +63,11 @@ def batch_store(records: Sequence[CallRecord]) -> list[Stored]:
 
 
 def _stored_already(records: Sequence[CallRecord]) -> set[str]:
+    """The calls stored before: their generations, or the ids of those the retention dropped
+    (one query)."""
     ids = {record.request_id for record in records}
-    found = Generation.objects.filter(request_id__in=ids).order_by()
-    return set(found.values_list("request_id", flat=True))
+    found = Generation.objects.filter(request_id__in=ids).order_by().values_list("request_id")
+    return {request_id for (request_id,) in found.union(dropped_among(ids))}
 
 
 def _posted_charges(records: Sequence[CallRecord]) -> dict[str, Charge]:

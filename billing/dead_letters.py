@@ -40,9 +40,12 @@ TRANSIENT = (OperationalError, InterfaceError, InternalError, ProgrammingError)
 MONEY_BOUND = Decimal(10) ** (MONEY_DIGITS - MONEY_PLACES)
 
 
-def dead_letter_park(raw: bytes, record: CallRecord | None, problem: BaseException) -> Stored:
-    """Park a record (or a payload that did not decode) and post its charge; in the caller's
-    transaction. A record parked already is left as it is."""
+def dead_letter_park(
+    raw: bytes, record: CallRecord | None, problem: BaseException, *, count_usage: bool = True
+) -> Stored:
+    """Park a record (or a payload that did not decode), post its charge and, with
+    `count_usage`, count its usage; in the caller's transaction. A record parked already is
+    left as it is."""
     request_id = record.request_id if record is not None else ""
     org_id = record.organization_id if record is not None else None
     log.error("parking the record of call %s: %s", request_id or "?", _describe(problem))
@@ -51,7 +54,7 @@ def dead_letter_park(raw: bytes, record: CallRecord | None, problem: BaseExcepti
     if record is not None and cost is not None and cost > 0:
         stored.charge = _charge(record, cost)
     parked = _letter(request_id, org_id, raw, problem, cost, stored.charge is not None)
-    if parked and record is not None and cost is not None:
+    if parked and count_usage and record is not None and cost is not None:
         _usage_count(record)
     return stored
 

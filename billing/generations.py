@@ -1,5 +1,5 @@
 """Storing a finished call: its generation, its attempts and its charge, together, exactly
-once per request id however often it is delivered."""
+once per request id however often it is delivered (even after the retention dropped it)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 
 from accounts.models import ApiKey
 from billing.cost import ZERO, call_cost, from_units, to_units
+from billing.dropped import dropped_among
 from billing.ledger import ledger_post
 from billing.models import Attempt, EntryKind, Generation, LedgerEntry
 from billing.records import AttemptRecord, CallRecord
@@ -75,7 +76,7 @@ def generation_store(record: CallRecord) -> Stored:
     """Store one call, its attempts and its charge, in the caller's transaction; a call stored
     already is left as it is. Raises what the database raised for a record it refuses."""
     stored = Stored(record.organization_id, record.request_id)
-    if not Generation.objects.filter(request_id=record.request_id).exists():
+    if not _stored_before(record.request_id):
         try:
             with transaction.atomic():
                 return _create(record, stored)
@@ -85,6 +86,14 @@ def generation_store(record: CallRecord) -> Stored:
                 raise
     stored.charge = posted_charge(record.request_id)
     return stored
+
+
+def _stored_before(request_id: str) -> bool:
+    """Its generation is stored, or was and the retention dropped it."""
+    return (
+        Generation.objects.filter(request_id=request_id).exists()
+        or dropped_among([request_id]).exists()
+    )
 
 
 def _create(record: CallRecord, stored: Stored) -> Stored:

@@ -386,3 +386,24 @@ class DailyRollup(models.Model):
 
     def __str__(self) -> str:
         return f"{self.organization_id} {self.day} {self.model}"
+
+
+class DroppedCall(models.Model):
+    """A call whose generation the retention dropped: its request id, kept a while past the
+    retention so that its record, delivered again, is not stored a second time
+    (`billing.dropped`)."""
+
+    request_id = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return self.request_id
+
+
+class RetentionHorizon(models.Model):
+    """One row: the moment before which the retention may have dropped call records."""
+
+    dropped_before = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"records dropped before {self.dropped_before}"

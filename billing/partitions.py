@@ -17,7 +17,10 @@ from typing import Any
 from django.db import connection, migrations, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-TABLES = ("billing_generation", "billing_attempt")
+from billing.dropped import dropped_keep, horizon_move
+
+GENERATIONS = "billing_generation"
+TABLES = (GENERATIONS, "billing_attempt")
 MONTHS_AHEAD = 3
 
 
@@ -110,7 +113,8 @@ class Dropped:
 def retention_apply(days: int, db: BaseDatabaseWrapper = connection) -> Dropped:
     """Drop the records of calls made more than `days` days ago: the month partitions wholly
     older than that, and older rows the default partition (or SQLite's table) holds. The
-    ledger and the daily rollups are kept."""
+    ledger and the daily rollups are kept, and so are the dropped generations' request ids
+    (`billing.dropped`: a record delivered again is not stored twice)."""
     cutoff = datetime.now(UTC) - timedelta(days=days)
     dropped: list[str] = []
     rows = 0
@@ -119,8 +123,11 @@ def retention_apply(days: int, db: BaseDatabaseWrapper = connection) -> Dropped:
             if partitioned(db):
                 dropped += _old_months_drop(cursor, table, cutoff, db)
             rest = f"{table}_default" if partitioned(db) else table
+            if table == GENERATIONS:
+                dropped_keep(cursor, rest, cutoff)
             cursor.execute(f"DELETE FROM {rest} WHERE created_at < %s", [cutoff])  # noqa: S608
             rows += cursor.rowcount
+        horizon_move(cutoff)
     return Dropped(dropped, rows)
 
 
@@ -130,6 +137,8 @@ def _old_months_drop(
     months_of = {partition_name(table, month): month for month in _months_held(table, db)}
     old = [name for name, month in months_of.items() if _end_of(month) <= cutoff]
     for name in old:
+        if table == GENERATIONS:
+            dropped_keep(cursor, name)
         cursor.execute(f"DROP TABLE {name}")
     return old
 

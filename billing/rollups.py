@@ -1,7 +1,8 @@
 """Daily usage: the sums of generations per organization, day, model, provider, API key and
 calling app. The recording adds each new generation in its own transaction (a record
 delivered twice is stored once, so it is counted once), those of a batch summed per slot;
-`rollups_rebuild` recomputes days from the generations (the backfill)."""
+`rollups_rebuild` recomputes days from the generations (the backfill), those the retention
+has not reached."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce, Substr, TruncDate
 from django.utils import timezone
 
+from billing.dropped import rebuildable_from
 from billing.models import DailyRollup, Generation
 
 SLOT = ("organization_id", "day", "model", "provider", "api_key_id", "app", "requested")
@@ -93,7 +95,11 @@ def _start_of(day: date) -> datetime:
 
 def rollups_rebuild(since: date, until: date, organization_id: int | None = None) -> int:
     """Recompute the daily usage of the days from `since` to `until` (inclusive) from the
-    generations, for one organization or all; returns the rows written."""
+    generations, for one organization or all; returns the rows written. The days up to the
+    retention's horizon are left as they are: their generations may be gone, not their usage."""
+    since = max(since, rebuildable_from() or since)
+    if since > until:
+        return 0
     generations = Generation.objects.filter(
         created_at__gte=_start_of(since), created_at__lt=_start_of(until + timedelta(days=1))
     )

@@ -12,6 +12,7 @@ import dataclasses
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 import orjson
 from django.contrib.auth import get_user_model
@@ -22,6 +23,7 @@ from accounts.models import ApiKey, Organization
 from billing.admission.announce import charges_posted
 from billing.batches import batch_store
 from billing.dead_letters import TRANSIENT, dead_letter_park
+from billing.dropped import ids_forgotten_before
 from billing.generations import Stored, generation_store
 from billing.live import publish_generations
 from billing.records import CallRecord, record_from_payload
@@ -108,22 +110,35 @@ def _existing(model: type[Model], ids: set[int], lock: bool = False) -> frozense
 
 
 def _store_all(decoded: list[Decoded], known: References) -> list[Stored]:
-    """Records that cannot be placed are parked first; the others stored together, CHUNK at a
-    time."""
+    """Records that cannot be placed, or are too old to tell whether they were stored, are
+    parked first; the others stored together, CHUNK at a time."""
     stored: list[Stored | None] = []
     placed: list[tuple[int, bytes, CallRecord]] = []
+    moments = [record.created_at for _, record in decoded if isinstance(record, CallRecord)]
+    forgotten = ids_forgotten_before(min(moments)) if moments else None
     for raw, record in decoded:
-        if isinstance(record, CallRecord) and record.organization_id in known.orgs:
+        if not isinstance(record, CallRecord) or record.organization_id not in known.orgs:
+            stored.append(_store_one(raw, record, known))
+        elif forgotten is not None and record.created_at < forgotten:
+            stored.append(dead_letter_park(raw, record, TooOld(forgotten), count_usage=False))
+        else:
             placed.append((len(stored), raw, record))
             stored.append(None)
-        else:
-            stored.append(_store_one(raw, record, known))
     for start in range(0, len(placed), CHUNK):
         chunk = placed[start : start + CHUNK]
         together = _store_together([(raw, record) for _, raw, record in chunk], known)
         for (index, _, _), one in zip(chunk, together, strict=True):
             stored[index] = one
     return [one for one in stored if one is not None]
+
+
+class TooOld(Exception):
+    """A record made before the moment the dropped calls' ids are kept from: whether it was
+    stored before the retention dropped it cannot be known, so it is parked (its charge posted
+    once, its usage not counted again)."""
+
+    def __init__(self, forgotten: datetime) -> None:
+        super().__init__(f"made before {forgotten.isoformat()}, whose dropped calls are forgotten")
 
 
 def _store_together(records: list[tuple[bytes, CallRecord]], known: References) -> list[Stored]:

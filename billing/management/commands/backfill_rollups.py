@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from accounts.field_bounds import day_of, has_nul
 from accounts.models import Organization
+from billing.dropped import rebuildable_from
 from billing.models import Generation
 from billing.rollups import rollups_rebuild
 
@@ -49,8 +50,14 @@ class Command(BaseCommand):
         until = until or timezone.localdate()
         if since > until:
             raise CommandError(f"--since {since} is after --until {until}")
-        written = rollups_rebuild(since, until, org_id)
-        self.stdout.write(f"daily usage {since} to {until}: {written} rows")
+        first = rebuildable_from()
+        if first is not None and since < first:
+            kept = min(until, first - timedelta(days=1))
+            self.stdout.write(f"daily usage {since} to {kept} kept: the retention dropped records")
+            since = first
+        if since <= until:
+            written = rollups_rebuild(since, until, org_id)
+            self.stdout.write(f"daily usage {since} to {until}: {written} rows")
 
 
 def _first_day(org_id: int | None) -> date:
