@@ -62,6 +62,26 @@ def assert_books_balance(
     _assert_no_open_reservation(redis_url, org)
 
 
+def assert_shown_billed_once(database_url: str, outcomes: list[Outcome]) -> None:
+    """Every call whose client saw content, answered whole or cut off, has one record and one
+    charge."""
+    ids = [o.request_id for o in outcomes if o.shown and o.request_id]
+    wait_recorded(database_url, ids)
+    assert recorded(database_url, ids) == dict.fromkeys(ids, 1)
+    _assert_served_charged_once(database_url, ids)
+
+
+def _assert_served_charged_once(database_url: str, request_ids: list[str]) -> None:
+    keys = [f"charge:{rid}" for rid in request_ids]
+    with psycopg.connect(database_url) as conn:
+        found = conn.execute(
+            "SELECT idempotency_key, count(*) FROM billing_ledgerentry "
+            "WHERE idempotency_key = ANY(%s) GROUP BY idempotency_key",
+            [keys],
+        ).fetchall()
+    assert dict(found) == dict.fromkeys(keys, 1)
+
+
 def _assert_one_each(conn: psycopg.Connection, org: int) -> None:
     twice = conn.execute(
         "SELECT request_id FROM billing_generation WHERE organization_id = %s "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -15,6 +16,7 @@ import orjson
 from tests.chaos.conftest import MODEL
 
 HI = [{"role": "user", "content": "hi"}]
+CONTENT = re.compile(rb'"content":"[^"]')
 
 
 @dataclass
@@ -25,6 +27,8 @@ class Outcome:
     status: int | None = None
     started: bool = False
     """The response's head arrived."""
+    shown: bool = False
+    """Content reached the client (a stream's chunk with some, or a plain answer)."""
     complete: bool = False
     """The whole answer arrived: a body that parses, or a stream that ends on `[DONE]` or on
     its one error chunk."""
@@ -52,7 +56,10 @@ async def call(client: httpx.AsyncClient, url: str, key: str, streamed: bool) ->
         ) as response:
             outcome.started, outcome.status = True, response.status_code
             outcome.request_id = response.headers.get("x-momor-request-id")
-            data = await response.aread()
+            data = b""
+            async for part in response.aiter_bytes():
+                data += part
+                outcome.shown = outcome.shown or CONTENT.search(part) is not None
     except httpx.HTTPError:
         return outcome
     outcome.complete = _whole(data, streamed and response.status_code == 200)

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from tests.chaos.books import assert_books_balance
-from tests.chaos.conftest import Deployment
+from tests.chaos.books import assert_books_balance, assert_shown_billed_once
+from tests.chaos.conftest import UPSTREAM_ID, Deployment
 from tests.chaos.load import Outcome, Pool, run_load
 
 pytestmark = pytest.mark.chaos
@@ -57,6 +57,29 @@ def test_a_gateway_killed_mid_load_loses_no_answered_call(deployment: Deployment
     outcomes = load(deployment, pool, fault)
 
     assert any(not o.complete for o in outcomes if o.gateway == doomed.url)
+    check(deployment, outcomes)
+
+
+def test_sigkill_mid_stream_delivered_tokens_billed_once(deployment: Deployment) -> None:
+    """Streams long enough that the kill finds several mid-way: each whose client saw content
+    is billed once, from what it delivered, once its reservation has expired."""
+    deployment.stores.fake.script(
+        UPSTREAM_ID, text="word " * 20, chunks=20, chunk_delay=0.05,
+        usage={"prompt_tokens": 12, "completion_tokens": 20},
+    )  # fmt: skip
+    doomed, other = deployment.gateway("doomed"), deployment.gateway()
+    pool = Pool([doomed.url, other.url])
+    deployment.worker()
+
+    def fault() -> None:
+        doomed.kill()
+        pool.urls = [other.url]
+
+    outcomes = load(deployment, pool, fault)
+
+    cut = [o for o in outcomes if o.shown and not o.complete and o.gateway == doomed.url]
+    assert cut, "no stream was mid-way when the gateway was killed"
+    assert_shown_billed_once(deployment.stores.database_url, outcomes)
     check(deployment, outcomes)
 
 
