@@ -7,13 +7,20 @@ first (billing.journal_intents): a process that died mid-stream is billed from i
 Storing is idempotent on the request id, so a record applied twice (its process died after
 applying, before compacting) is stored once. Runs on a thread of each gateway process: on
 start (the segments of a process that died), shortly after each record is journaled, and
-every second while anything is left."""
+every second while anything is left.
+
+Records that wait for Redis hold back none after them: only the database failing ends a pass.
+What the journal keeps is held against its organization's credit in this process's own store
+until the ledger has it, so calls admitted there while Redis is down count it: the whole
+journal on start (before the first call: what a process that died left), then what each pass
+leaves."""
 
 from __future__ import annotations
 
 import logging
 import threading
 import time
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -22,7 +29,7 @@ from django.conf import settings
 from django.db import close_old_connections
 
 from billing.admission.redis_store import RedisStore, Settlement
-from billing.admission.select import store
+from billing.admission.select import local_store, store
 from billing.breaker import REDIS, REDIS_DOWN
 from billing.dead_letters import TRANSIENT
 from billing.journal import Journal
@@ -46,7 +53,10 @@ class Replayer:
         """Records the journal could not take (a disk that failed): applied first."""
 
     def start(self) -> None:
-        """The replay thread; its first pass (what a process that died left) runs at once."""
+        """The replay thread; its first pass (what a process that died left) runs at once,
+        once the journal's charges are held."""
+        if self._thread is None:
+            self.hold_journaled()
         if self._thread is None or not self._thread.is_alive():
             self._thread = threading.Thread(target=self._run, name="momor-replay", daemon=True)
             self._wake.set()
@@ -59,32 +69,48 @@ class Replayer:
     def hold(self, payload: bytes) -> None:
         self._held.append(payload)
 
+    def hold_journaled(self) -> None:
+        """Hold the charge of every record the journal holds (a dead process's adopted)."""
+        with self._replaying:
+            current = journal()
+            segments = [current.entries(path) for path in current.ready()]
+            for lines in sorted_out(segments):
+                _hold(lines.apply)
+
     def replay(self) -> bool:
         """Apply what is held and every segment that is ready; True when nothing is left."""
         with self._replaying:
-            if self._held:
-                held, self._held = self._held, []
-                try:
-                    rest = apply(held)
-                except Exception:
-                    self._held[:0] = held
-                    raise
-                self._held[:0] = rest
-                if self._held:
-                    return False
+            rest = self._apply_held()
+            if rest.failed:
+                return False
+            left = bool(rest)
             current = journal()
             current.rotate()
             ready = current.ready()
             segments = [current.entries(path) for path in ready]
             for path, entries, lines in zip(ready, segments, sorted_out(segments), strict=True):
-                rest = apply(lines.apply) + lines.keep  # an intent kept: its stream runs here
-                if not rest:
+                rest = apply(lines.apply)
+                kept = rest.payloads + lines.keep  # an intent kept: its stream runs here
+                if not kept:
                     current.discard(path)
-                elif len(rest) < len(entries):
-                    current.replace(path, rest)
-                if len(rest) > len(lines.keep):
+                elif len(kept) < len(entries):
+                    current.replace(path, kept)
+                if rest.failed:
                     return False
-            return True
+                left = left or bool(rest)
+            return not left
+
+    def _apply_held(self) -> Rest:
+        if not self._held:
+            return Rest()
+        held, self._held = self._held, []
+        try:
+            rest = apply(held)
+        except Exception:
+            self._held[:0] = held
+            raise
+        self._held[:0] = rest.payloads
+        return rest
 
     def _run(self) -> None:
         left = True
@@ -100,22 +126,52 @@ class Replayer:
                 left = True
 
 
-def apply(payloads: list[bytes]) -> list[bytes]:
-    """Send on what a store takes now; returns the rest."""
+@dataclass(frozen=True, slots=True)
+class Rest:
+    """What no store took: records that wait for Redis (which holds their reservations), and
+    those the database did not take (it is down)."""
+
+    waiting: list[bytes] = field(default_factory=list)
+    failed: list[bytes] = field(default_factory=list)
+
+    @property
+    def payloads(self) -> list[bytes]:
+        return self.waiting + self.failed
+
+    def __bool__(self) -> bool:
+        return bool(self.waiting or self.failed)
+
+
+def apply(payloads: list[bytes]) -> Rest:
+    """Send on what a store takes now; returns the rest, its charges held."""
+    rest = _send(payloads)
+    _hold(rest.payloads)
+    return rest
+
+
+def _send(payloads: list[bytes]) -> Rest:
     if not payloads:
-        return []
+        return Rest()
     if not settings.REDIS_URL:
-        return _store_directly(payloads)
+        return Rest(failed=_store_directly(payloads))
     decoded = [(payload, _settlement(payload)) for payload in payloads]
     unreadable = [payload for payload, settlement in decoded if settlement is None]
     readable = [settlement for _, settlement in decoded if settlement is not None]
     if REDIS.allow() and _to_redis(readable):
-        return _store_directly(unreadable)
+        return Rest(failed=_store_directly(unreadable))
     # Redis unreachable: a call whose reservation Redis holds (or may hold) waits for Redis to
     # settle it; the others are stored now
     waiting = [s.payload for s in readable if _held_by_redis(s)]
     now = unreadable + [s.payload for s in readable if not _held_by_redis(s)]
-    return waiting + _store_directly(now)
+    return Rest(waiting, _store_directly(now))
+
+
+def _hold(payloads: list[bytes]) -> None:
+    """Held in this process's own store until the ledger has them (announced when stored, or
+    found there by the refresher's reconciliation)."""
+    own, now_ms = local_store(), int(time.time() * 1000)
+    for settlement in filter(None, map(_settlement, payloads)):
+        own.hold(settlement.org_id, settlement.request_id, settlement.cost, now_ms)
 
 
 def _held_by_redis(settlement: Settlement) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,9 +21,11 @@ from billing.admission import select
 from billing.ledger import ledger_sum
 from billing.models import Generation, LedgerEntry
 from billing.recording import drain
+from billing.replay import REPLAYER
 from gateway.state import STATE
-from tests.billing.conftest import HI, World
+from tests.billing.conftest import HI, World, child_env
 from tests.conftest import make_key, make_org
+from tests.processes import Gateway
 from tests.stores import RedisServer, wait_until
 
 CREDIT = Decimal("0.03")
@@ -63,16 +66,21 @@ def cheap() -> dict[str, Any]:
     return {"model": "openai/gpt-5", "messages": HI, "max_tokens": 100}
 
 
+def post(url: str, body: dict[str, Any], key: str) -> httpx.Response:
+    headers = {"authorization": f"Bearer {key}"}
+    return httpx.post(url + "/v1/chat/completions", json=body, headers=headers, timeout=30)
+
+
 class Call(threading.Thread):
     """A call made on a thread of its own, its answer kept."""
 
-    def __init__(self, world: World, body: dict[str, Any], key: str) -> None:
+    def __init__(self, url: str, body: dict[str, Any], key: str) -> None:
         super().__init__(daemon=True)
-        self.world, self.body, self.key = world, body, key
+        self.url, self.body, self.key = url, body, key
         self.response: httpx.Response | None = None
 
     def run(self) -> None:
-        self.response = self.world.post(self.body, key=self.key)
+        self.response = post(self.url, self.body, self.key)
 
     def answered(self) -> httpx.Response:
         self.join(30)
@@ -85,12 +93,12 @@ def reservations(server: RedisServer, org: Organization) -> int:
 
 
 def admitted_on_redis_then_down(
-    world: World, server: RedisServer, org: Organization, key: str
+    world: World, server: RedisServer, org: Organization, key: str, url: str = ""
 ) -> Call:
     """A dear call admitted on Redis, its provider slow to answer; Redis is killed meanwhile and
     a call of another organization finds it down (the breaker opens)."""
     world.fake.script("gpt-5-mini", usage=DEAR, delay_first_byte=4)
-    call = Call(world, dear(), key)
+    call = Call(url or world.url, dear(), key)
     call.start()
     wait_until(lambda: reservations(server, org) == 1, 10, "the call's reservation in Redis")
     return call
@@ -98,7 +106,7 @@ def admitted_on_redis_then_down(
 
 def kill_and_open_the_breaker(world: World, server: RedisServer, call: Call) -> None:
     server.kill()
-    assert world.post(cheap()).status_code == 200  # on this process's own counters
+    assert post(call.url, cheap(), world.key).status_code == 200  # on the process's own counters
     assert call.is_alive(), "the slow call ended before Redis was found down"
 
 
@@ -185,3 +193,59 @@ def test_reservations_redis_held_count_against_the_credit_once_it_is_down(
     back_and_stored(redis_server, settings)
     assert_books(org, [first.answered().headers["x-momor-request-id"]])
     assert reservations(redis_server, org) == 0
+
+
+def test_calls_admitted_during_the_outage_are_stored_though_records_before_them_wait(
+    world: World, redis_server: RedisServer, lean: tuple[Organization, str], settings: Any
+) -> None:
+    """The record of a call Redis admitted waits in the journal until Redis settles its
+    reservation; the calls admitted on the process's own counters after it, in later segments,
+    reach the database during the outage all the same."""
+    org, key = lean
+    world.fake.script("gpt-5", usage={"prompt_tokens": 10, "completion_tokens": 10})
+    first = admitted_on_redis_then_down(world, redis_server, org, key)
+    kill_and_open_the_breaker(world, redis_server, first)
+    waiting = first.answered().headers["x-momor-request-id"]
+    REPLAYER.replay()  # its segment is closed: the next record starts another
+
+    later = world.post(cheap())
+
+    assert later.status_code == 200, later.text
+    stored = Generation.objects.filter(request_id=later.headers["x-momor-request-id"])
+    wait_until(stored.exists, 10, "the later call stored while Redis is down")
+    assert not Generation.objects.filter(request_id=waiting).exists()
+    back_and_stored(redis_server, settings)
+    assert_books(org, [waiting])
+
+
+def test_a_gateway_restarted_during_the_outage_counts_what_its_journal_holds(
+    world: World, redis_server: RedisServer, lean: tuple[Organization, str], settings: Any,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """A call Redis admitted ends during the outage and its gateway is killed; the gateway
+    started in its place, Redis still down, holds that call's charge from the journal before
+    its first call."""
+    org, key = lean
+    world.fake.script("gpt-5", usage={"prompt_tokens": 10, "completion_tokens": 10})
+    journal = tmp_path / "journal"
+    env = child_env(MOMOR_JOURNAL_DIR=str(journal), MOMOR_BREAKER_COOLDOWN_SECONDS="60")
+    gateways = [Gateway(env, tmp_path / "before.log")]
+    try:
+        gateways[0].wait_ready()
+        first = admitted_on_redis_then_down(world, redis_server, org, key, gateways[0].url)
+        kill_and_open_the_breaker(world, redis_server, first)
+        assert first.answered().status_code == 200
+        gateways[0].kill()
+        gateways.append(Gateway(env, tmp_path / "after.log"))
+        gateways[1].wait_ready()
+        world.fake.script("gpt-5-mini", usage=DEAR)
+
+        second = post(gateways[1].url, dear(), key)
+
+        assert second.status_code == 402, second.text
+    finally:
+        for gateway in gateways:
+            gateway.close()
+    settings.MOMOR_JOURNAL_DIR = journal  # this process adopts what they left
+    back_and_stored(redis_server, settings)
+    assert_books(org, [first.answered().headers["x-momor-request-id"]])
