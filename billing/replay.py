@@ -35,7 +35,7 @@ from billing.dead_letters import TRANSIENT
 from billing.journal import Journal
 from billing.journal_intents import sorted_out
 from billing.records import record_from_payload
-from billing.settlements import settlement_of
+from billing.settlements import not_posted_again, settlement_of
 from billing.storing import records_store
 
 log = logging.getLogger(__name__)
@@ -193,7 +193,7 @@ def _to_redis(settlements: list[Settlement]) -> bool:
     if not isinstance(shared, RedisStore):
         return False
     try:
-        shared.hand_off_many(settlements, int(time.time() * 1000))
+        shared.hand_off_many(not_posted_again(settlements), int(time.time() * 1000))
     except REDIS_DOWN:
         REDIS.failed()
         return False

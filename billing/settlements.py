@@ -4,11 +4,15 @@ record."""
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
+
+from django.db import DatabaseError
 
 from billing.admission.redis_store import Settlement
 from billing.admission.sync import key_tag
 from billing.cost import to_units
-from billing.generations import served_cost
+from billing.generations import charge_key, served_cost
+from billing.models import LedgerEntry
 from billing.records import CallRecord
 
 log = logging.getLogger(__name__)
@@ -33,3 +37,21 @@ def cost_units(record: CallRecord) -> int:
     except Exception:
         log.exception("could not price call %s", record.request_id)
         return 0
+
+
+def not_posted_again(settlements: list[Settlement]) -> list[Settlement]:
+    """The settlements a replay sends to Redis: a call whose charge the ledger has already
+    (its settle and record got through before it was journaled, or a process that died had
+    applied it) only releases its reservation there, so its charge is neither held again as
+    unposted nor counted again in its key's spend. Should the ledger not answer, they go as
+    they are (the refresher's reconcile clears what was posted)."""
+    charged = [charge_key(one.request_id) for one in settlements if one.cost > 0]
+    try:
+        found = LedgerEntry.objects.filter(idempotency_key__in=charged)
+        posted = set(found.values_list("idempotency_key", flat=True))
+    except DatabaseError:
+        return settlements
+    return [
+        replace(one, cost=0, payload=b"") if charge_key(one.request_id) in posted else one
+        for one in settlements
+    ]

@@ -69,6 +69,17 @@ class NeedKeySpend(Exception):
     """The store holds no spend for this key yet: load it from the records."""
 
 
+@dataclass(frozen=True, slots=True)
+class KeySpend:
+    """A key's spend as the ledger holds it (`spent`), and which of the charges the store holds
+    for the key the ledger has (`posted`, by request id)."""
+
+    org_id: int
+    tag: str
+    spent: int
+    posted: tuple[str, ...] = ()
+
+
 Posted = tuple[int, str, int, int]
 """A charge in the ledger: organization id, request id, ledger entry id, balance after it."""
 
@@ -116,6 +127,17 @@ class AdmissionStore(ABC):
     @abstractmethod
     def set_key_spend(self, org_id: int, key_tag: str, spent: int) -> None:
         """A key's spend from the records, when the store holds none."""
+
+    def set_key_spends(self, spends: list[KeySpend]) -> None:
+        """Keys' spend from the ledger: a store that holds charges by key (`keys_unposted`)
+        adds those the ledger does not have to it."""
+        for one in spends:
+            self.set_key_spend(one.org_id, one.tag, one.spent)
+
+    def keys_unposted(self, keys: list[tuple[int, str]]) -> list[list[str]]:
+        """For each (organization id, key tag), the request ids of the charges the store holds
+        for the key, posted or not; none for a store that counts them no other way."""
+        return [[] for _ in keys]
 
     @abstractmethod
     def open_reservations(self, org_id: int, now_ms: int) -> dict[str, int]:

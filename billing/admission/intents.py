@@ -70,7 +70,10 @@ for _, member in ipairs(due) do
         redis.call('ZADD', base .. 'unpexp', now, request)
         redis.call('INCRBY', base .. 'unptot', cost)
         local spent = base .. 'spent:' .. tag
-        if redis.call('EXISTS', spent) == 1 then redis.call('INCRBY', spent, cost) end
+        if redis.call('EXISTS', spent) == 1 then
+          redis.call('INCRBY', spent, cost)
+          redis.call('HSET', base .. 'keyunp:' .. tag, request, cost)
+        end
       end
       redis.call('XADD', KEYS[2], '*', 'r', record)
       redis.call('HDEL', base .. 'intent', rid)

@@ -27,6 +27,7 @@ from billing.admission.base import (
     WINDOW_MS,
     AdmissionStore,
     AdmitRequest,
+    KeySpend,
     NeedBalance,
     NeedKeySpend,
     Posted,
@@ -134,11 +135,12 @@ return 1
 
 # KEYS: reservations hash, reservation expiries, reserved total, key reserved, unposted hash,
 #       unposted index (by the time each was held), unposted total, key spent, records stream,
-#       stream intents (billing.admission.intents: settled here, never swept)
+#       stream intents (billing.admission.intents: settled here, never swept), key unposted
 # ARGV: reservation id ('' for none), request id, cost, now ms, the call's record ('' for none)
 # The record goes to the stream in the same script that settles the call, so the charge held
 # as unposted and the record that will post it are durable together. An unposted charge is
-# held until the ledger has it, however long storing takes: nothing expires it.
+# held until the ledger has it, however long storing takes: nothing expires it. A key whose
+# spend is counted here also holds the charge by request id, until KEY_SPEND finds it posted.
 SETTLE = """
 if ARGV[1] ~= '' then
   local held = redis.call('HGET', KEYS[1], ARGV[1])
@@ -155,9 +157,23 @@ local cost = tonumber(ARGV[3])
 if cost > 0 and redis.call('HSETNX', KEYS[5], ARGV[2], cost) == 1 then
   redis.call('ZADD', KEYS[6], tonumber(ARGV[4]), ARGV[2])
   redis.call('INCRBY', KEYS[7], cost)
-  if redis.call('EXISTS', KEYS[8]) == 1 then redis.call('INCRBY', KEYS[8], cost) end
+  if redis.call('EXISTS', KEYS[8]) == 1 then
+    redis.call('INCRBY', KEYS[8], cost)
+    redis.call('HSET', KEYS[11], ARGV[2], cost)
+  end
 end
 if ARGV[5] ~= '' then redis.call('XADD', KEYS[9], '*', 'r', ARGV[5]) end
+return 1
+"""
+
+# A key's spend from the ledger: what the ledger holds for it, plus the charges held for it
+# here that the ledger does not have yet.
+# KEYS: key spent, key unposted; ARGV: the ledger's spend, then the held request ids it has
+KEY_SPEND = """
+for i = 2, #ARGV do redis.call('HDEL', KEYS[2], ARGV[i]) end
+local spent = tonumber(ARGV[1])
+for _, cost in ipairs(redis.call('HVALS', KEYS[2])) do spent = spent + tonumber(cost) end
+redis.call('SET', KEYS[1], spent)
 return 1
 """
 
@@ -209,6 +225,11 @@ def _key_keys(org_id: int, tag: str) -> tuple[str, str]:
     return org_key(org_id, AREA, "spent", tag), _key_reserved_prefix(org_id) + tag
 
 
+def key_unposted_key(org_id: int, tag: str) -> str:
+    """The charges held for the key that the ledger does not have yet, by request id."""
+    return org_key(org_id, AREA, "keyunp", tag)
+
+
 @lru_cache(maxsize=65_536)
 def _window_key(org_id: int, tag: str) -> str:
     return org_key(org_id, AREA, "window", tag)
@@ -228,7 +249,8 @@ def _settle_keys(org_id: int, tag: str) -> tuple[str, ...]:
     spent, reserved = _key_keys(org_id, tag)
     stream = records_stream(org_group(org_id))
     return (org["res"], org["resexp"], org["restot"], reserved, org["unp"], org["unpexp"],
-            org["unptot"], spent, stream, intents_key(org_id))  # fmt: skip
+            org["unptot"], spent, stream, intents_key(org_id),
+            key_unposted_key(org_id, tag))  # fmt: skip
 
 
 def admit_keys(request: AdmitRequest) -> list[str]:
@@ -390,7 +412,18 @@ class RedisStore(AdmissionStore):
         self.posted(org_id, "", balance, entry_id)
 
     def set_key_spend(self, org_id: int, key_tag: str, spent: int) -> None:
-        self.sync.set(_key_keys(org_id, key_tag)[0], spent, nx=True)
+        self.set_key_spends([KeySpend(org_id, key_tag, spent)])
+
+    def set_key_spends(self, spends: list[KeySpend]) -> None:
+        """In one pipeline (one per shard on a cluster)."""
+        if spends:
+            self._run_sync([_key_spend(one) for one in spends])
+
+    def keys_unposted(self, keys: list[tuple[int, str]]) -> list[list[str]]:
+        pipeline = self.sync.pipeline(transaction=False)
+        for org_id, tag in keys:
+            pipeline.hkeys(key_unposted_key(org_id, tag))
+        return [[_text(rid) for rid in held] for held in pipeline.execute()]
 
     def open_reservations(self, org_id: int, now_ms: int) -> dict[str, int]:
         """`now_ms` is not read: what is live is what has not expired on Redis's clock."""
@@ -423,3 +456,8 @@ def _advance(
     org_id: int, request_id: str, balance: int, entry_id: int
 ) -> tuple[str, list[str], list[Any]]:
     return ADVANCE, advance_keys(org_id), [request_id, balance, entry_id]
+
+
+def _key_spend(spend: KeySpend) -> tuple[str, list[str], list[Any]]:
+    keys = [_key_keys(spend.org_id, spend.tag)[0], key_unposted_key(spend.org_id, spend.tag)]
+    return KEY_SPEND, keys, [spend.spent, *spend.posted]

@@ -8,13 +8,14 @@ from decimal import Decimal
 
 from django.db.models import Max, Sum
 
-from accounts.models import Organization
+from accounts.models import ApiKey, Organization
 from billing.admission.backlog import backlogs
-from billing.admission.base import AdmissionStore
+from billing.admission.base import AdmissionStore, KeySpend
 from billing.admission.redis_store import RedisStore
 from billing.admission.select import local_store, store
 from billing.breaker import REDIS, REDIS_DOWN
 from billing.cost import to_units
+from billing.generations import charge_key
 from billing.models import DailyRollup, LedgerEntry
 
 log = logging.getLogger(__name__)
@@ -36,8 +37,42 @@ def load_balance(org_id: int, into: AdmissionStore | None = None) -> None:
 
 
 def load_key_spend(org_id: int, key_id: int, into: AdmissionStore | None = None) -> None:
-    spent = DailyRollup.objects.filter(api_key_id=key_id).aggregate(s=Sum("cost"))["s"]
-    (into or store()).set_key_spend(org_id, key_tag(key_id), to_units(spent or Decimal(0)))
+    key_spends_sync(into or store(), [(org_id, key_id)])
+
+
+def key_spends_sync(target: AdmissionStore, keys: list[tuple[int, int]]) -> None:
+    """Each key's (organization id, key id) spend from the ledger, as the daily usage sums it
+    (every posted charge, a parked call's too), plus the charges the store holds for the key
+    that the ledger does not have. The store is read before the ledger: a charge posted in
+    between counts twice until the next sync, never not at all."""
+    tags = [(org_id, key_tag(key_id)) for org_id, key_id in keys]
+    held = target.keys_unposted(tags)
+    posted = _posted({rid for rids in held for rid in rids})
+    spent = _key_spends([key_id for _, key_id in keys])
+    target.set_key_spends([
+        KeySpend(org_id, tag, spent.get(key_id, 0), tuple(rid for rid in rids if rid in posted))
+        for (org_id, key_id), (_, tag), rids in zip(keys, tags, held, strict=True)
+    ])  # fmt: skip
+
+
+def _posted(request_ids: set[str]) -> set[str]:
+    """Those of the calls whose charge the ledger has."""
+    keys = [charge_key(rid) for rid in request_ids]
+    found = LedgerEntry.objects.filter(idempotency_key__in=keys)
+    return {key.removeprefix("charge:") for key in found.values_list("idempotency_key", flat=True)
+            if key is not None}  # fmt: skip
+
+
+def _key_spends(key_ids: list[int]) -> dict[int, int]:
+    rows = DailyRollup.objects.filter(api_key_id__in=key_ids).values("api_key_id")
+    sums = rows.annotate(spent=Sum("cost")).values_list("api_key_id", "spent")
+    return {key_id: to_units(spent or Decimal(0)) for key_id, spent in sums}
+
+
+def _limited_keys(org_ids: list[int]) -> list[tuple[int, int]]:
+    """The keys of these organizations held to a credit limit of their own."""
+    rows = ApiKey.objects.filter(organization_id__in=org_ids, credit_limit__isnull=False)
+    return list(rows.filter(revoked_at__isnull=True).values_list("organization_id", "id"))
 
 
 def key_tag(key_id: int | None, user_id: int | None = None) -> str:
@@ -46,7 +81,9 @@ def key_tag(key_id: int | None, user_id: int | None = None) -> str:
 
 def admission_sync(org_ids: list[int], *, reconcile: bool) -> None:
     """Push each organization's latest ledger balance to admission; with `reconcile`, also
-    clear unposted charges that are in the ledger (their announcement was lost). Both stores
+    clear unposted charges that are in the ledger (their announcement was lost), and bring
+    the spend of its keys held to a credit limit to the ledger's (charges stored while Redis
+    was down, or settled there twice, drift it). Both stores
     are kept current: the shared one, and this process's own, which admits calls while Redis
     is unreachable and must not do so against the balance of the last outage, nor without
     what Redis held then (its backlog, mirrored here while Redis answers)."""
@@ -57,6 +94,8 @@ def admission_sync(org_ids: list[int], *, reconcile: bool) -> None:
         return
     try:
         _sync(shared, latest, org_ids, reconcile=reconcile)
+        if reconcile:
+            key_spends_sync(shared, _limited_keys(org_ids))
         own.mirror(backlogs(shared.sync, org_ids))
     except REDIS_DOWN:
         REDIS.failed()
