@@ -13,12 +13,15 @@ import orjson
 
 from accounts.redis_keys import org_group, org_key, records_stream
 from billing.admission import select
+from billing.admission.redis_store import RedisStore
 from billing.admission.sync import admission_sync
 from billing.breaker import REDIS
 from billing.cost import to_units
 from billing.models import Generation, LedgerEntry
 from billing.recording import drain
+from billing.records import record_from_payload
 from billing.replay import REPLAYER
+from billing.settlements import settlement_of
 from tests.billing.conftest import HI, World
 from tests.billing.test_redis_outage import own_redis, wait_served_by_redis  # noqa: F401
 from tests.conftest import make_key
@@ -107,3 +110,24 @@ def test_spend_stored_while_redis_was_down_counts_against_the_key_once_it_is_bac
         "param": None,
         "code": "insufficient_credits",
     }
+
+
+def test_the_refreshers_reconcile_counts_a_charge_settled_twice_once(world: World) -> None:
+    """A replay whose settle reaches Redis just after the charge was posted (between its look
+    at the ledger and its settle) holds it again: the next reconcile takes it back out."""
+    key, row = make_key(world.org, name="limited", credit_limit=Decimal(1))
+    world.fake.script("gpt-5", usage=FORTY)
+    served = world.post(ask(), key=key)
+    assert served.status_code == 200, served.text
+    payload = handed_off_payload(world.org.pk, served.headers["x-momor-request-id"])
+    assert drain()
+    shared = select.store()
+    assert isinstance(shared, RedisStore)
+    shared.hand_off_many([settlement_of(record_from_payload(orjson.loads(payload)))], 0)
+    forty = to_units(Decimal("0.00004"))
+    assert redis_spent(world.org.pk, row.pk) == 2 * forty
+
+    admission_sync([world.org.pk], reconcile=True)
+
+    assert redis_spent(world.org.pk, row.pk) == forty
+    assert shared.unposted(world.org.pk) == {}
