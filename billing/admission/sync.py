@@ -4,6 +4,7 @@ brought up to date (top-ups made elsewhere, charges whose announcement was lost)
 from __future__ import annotations
 
 import logging
+import threading
 from decimal import Decimal
 
 from django.db.models import Max, Sum
@@ -19,6 +20,10 @@ from billing.generations import charge_key
 from billing.models import DailyRollup, LedgerEntry
 
 log = logging.getLogger(__name__)
+
+# Set while this process is off Redis: the first sync that reaches it again brings the keys'
+# spend to the ledger at once (the journal stored calls straight into the database meanwhile).
+_REDIS_MISSED = threading.Event()
 
 
 def load_balance(org_id: int, into: AdmissionStore | None = None) -> None:
@@ -83,19 +88,25 @@ def admission_sync(org_ids: list[int], *, reconcile: bool) -> None:
     """Push each organization's latest ledger balance to admission; with `reconcile`, also
     clear unposted charges that are in the ledger (their announcement was lost), and bring
     the spend of its keys held to a credit limit to the ledger's (charges stored while Redis
-    was down, or settled there twice, drift it). Both stores
+    was down, or settled there twice, drift it), as the first sync back on Redis does. Both
+    stores
     are kept current: the shared one, and this process's own, which admits calls while Redis
     is unreachable and must not do so against the balance of the last outage, nor without
     what Redis held then (its backlog, mirrored here while Redis answers)."""
     latest = _latest_balances(org_ids)
     shared, own = store(), local_store()
     _sync(own, latest, org_ids, reconcile=reconcile)
-    if not isinstance(shared, RedisStore) or not REDIS.allow():
+    if not isinstance(shared, RedisStore):
+        return
+    if not REDIS.closed:
+        _REDIS_MISSED.set()
+    if not REDIS.allow():
         return
     try:
         _sync(shared, latest, org_ids, reconcile=reconcile)
-        if reconcile:
+        if reconcile or _REDIS_MISSED.is_set():
             key_spends_sync(shared, _limited_keys(org_ids))
+            _REDIS_MISSED.clear()
         own.mirror(backlogs(shared.sync, org_ids))
     except REDIS_DOWN:
         REDIS.failed()

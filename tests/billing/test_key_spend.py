@@ -22,6 +22,7 @@ from billing.recording import drain
 from billing.records import record_from_payload
 from billing.replay import REPLAYER
 from billing.settlements import settlement_of
+from gateway.state import STATE
 from tests.billing.conftest import HI, World
 from tests.billing.test_redis_outage import own_redis, wait_served_by_redis  # noqa: F401
 from tests.conftest import make_key
@@ -83,8 +84,9 @@ def test_spend_stored_while_redis_was_down_counts_against_the_key_once_it_is_bac
     own_redis: RedisServer,  # noqa: F811 - the fixture
 ) -> None:
     """A key limited to $0.15: $0.09 spent on the process's own counters while Redis is down,
-    stored straight into the database from the journal. Back on Redis, a call that may cost
-    $0.10 more is past the limit."""
+    stored straight into the database from the journal. Back on Redis, the refresher's next
+    tick brings the key's spend to the ledger's, and a call that may cost $0.10 more is past
+    the limit."""
     key, row = make_key(world.org, name="limited", credit_limit=Decimal("0.15"))
     world.fake.script("gpt-5", usage=FORTY)
     assert world.post(ask(), key=key).status_code == 200  # Redis holds the key's spend
@@ -99,7 +101,7 @@ def test_spend_stored_while_redis_was_down_counts_against_the_key_once_it_is_bac
     wait_served_by_redis(world)
     wait_until(lambda: REDIS.closed, 10, "the gateway back on Redis")
 
-    admission_sync([world.org.pk], reconcile=True)  # the refresher's, every 30 s
+    STATE.refresh_now()  # the refresher's first tick back on Redis
     assert redis_spent(world.org.pk, row.pk) == to_units(Decimal("0.09004"))
     refused = world.post(ask(max_tokens=10_000), key=key)
 
