@@ -89,8 +89,7 @@ async def complete(
         await _refused(record, exc)
         raise
     except asyncio.CancelledError:
-        record.status, record.error = "cancelled", "The client went away before the answer."
-        await _hand_off(record)
+        await _cancelled(route)
         raise
     except Exception as exc:
         log.exception("completions call %s failed inside Momor", request_id)
@@ -119,6 +118,9 @@ class Route:
         self.plan = Plan()
         self.echo: dict[str, str] = {}
         self.trace = RoutingTrace() if wanted(headers) else None
+        self.answered: Answer | None = None
+        """The answer once a candidate gave it (a stream's is under way: it hands the record
+        off itself when it closes)."""
 
 
 async def _rated(exc: GatewayError, route: Route) -> GatewayError:
@@ -130,6 +132,18 @@ async def _rated(exc: GatewayError, route: Route) -> GatewayError:
         rate = ticket.rate if ticket is not None else await count_refused(route.caller)
         exc.headers.update(rate.headers())
     return exc
+
+
+async def _cancelled(route: Route) -> None:
+    """The client went away. A stream already under way is closed, which hands its record off
+    (cancelled, billed for what it generated); any other call's record is handed off here."""
+    answered = route.answered
+    if answered is not None and not isinstance(answered.body, bytes):
+        await answered.body.aclose()  # type: ignore[attr-defined]  # an async generator
+        return
+    record = route.record
+    record.status, record.error = "cancelled", "The client went away before the answer."
+    await _hand_off(record)
 
 
 async def _hand_off(record: CallRecord) -> None:
@@ -158,6 +172,7 @@ async def _route(route: Route) -> Answer:
         _explained(exc, ended_metadata(call, None))
         raise _with_headers(exc, ticket.rate.headers()) from None
     answered.headers.update(ticket.rate.headers())
+    route.answered = answered
     await _session_moves(route, found)
     return answered
 
