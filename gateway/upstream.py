@@ -176,6 +176,10 @@ class AiohttpResponse:
             async for data in self.raw.content.iter_any():
                 yield data
         except aiohttp.ClientError as exc:
+            # aiohttp raises a body's break ahead of the bytes it received before it: those
+            # are the provider's answer all the same
+            if received := self.raw.content._read_nowait(-1):
+                yield received
             raise _aiohttp_failure(exc) from None
 
     async def close(self) -> None:
