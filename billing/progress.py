@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -31,28 +32,28 @@ PROGRESS_SECONDS = 1.0
 
 
 class ProgressMarks:
-    """One stream's marks."""
+    """One stream's marks; `intent` makes the record its call would have if its process stopped
+    now. A mark that cannot be made is left out: the stream goes on, recorded as it ends."""
 
-    def __init__(self) -> None:
+    def __init__(self, intent: Callable[[], CallRecord]) -> None:
+        self.intent = intent
         self.due = 0.0
         self.journaled: asyncio.Future[None] | None = None
         """The last mark handed to the journal, if any was."""
 
-    async def first(self, intent: CallRecord) -> None:
+    async def first(self) -> None:
         """The first mark, once durable (Redis's time-out, then the journal's, at most)."""
-        marked = self._marked(intent)
+        marked = self._marked()
         timeout = settings.MOMOR_REDIS_TIMEOUT_SECONDS + settings.MOMOR_JOURNAL_TIMEOUT_SECONDS
         try:
             await asyncio.wait_for(asyncio.shield(marked), timeout)
         except TimeoutError:
-            log.warning("the first mark of call %s is not durable yet", intent.request_id)
+            log.warning("a stream's first mark is not durable yet")
 
-    def is_due(self) -> bool:
-        return time.monotonic() >= self.due
-
-    def mark(self, intent: CallRecord) -> None:
-        """Bring the mark up to date, without waiting for it."""
-        self._marked(intent)
+    def mark_if_due(self) -> None:
+        """Bring the mark up to date, at most every PROGRESS_SECONDS, without waiting for it."""
+        if time.monotonic() >= self.due:
+            self._marked()
 
     async def ended(self, request_id: str) -> None:
         """The call's record is handed off: its journaled intents, once on disk, are done with."""
@@ -60,9 +61,20 @@ class ProgressMarks:
             await asyncio.wait([self.journaled], timeout=settings.MOMOR_JOURNAL_TIMEOUT_SECONDS)
             journal_intents.ended(request_id)
 
-    def _marked(self, intent: CallRecord) -> asyncio.Future[None]:
+    def _marked(self) -> asyncio.Future[None]:
         self.due = time.monotonic() + PROGRESS_SECONDS
-        payload, ticket, shared = record_payload(intent), intent.ticket, store()
+        try:
+            intent = self.intent()
+            payload = record_payload(intent)
+        except Exception:
+            log.exception("could not make a stream's mark")
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            done.set_result(None)
+            return done
+        return self._held(intent, payload)
+
+    def _held(self, intent: CallRecord, payload: bytes) -> asyncio.Future[None]:
+        ticket, shared = intent.ticket, store()
         if ticket is None or not ticket.shared or not isinstance(shared, RedisStore):
             return self._to_journal(intent.request_id, payload)
         if not REDIS.allow():

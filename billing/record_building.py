@@ -4,8 +4,7 @@ once an answer is served or a stream ends."""
 
 from __future__ import annotations
 
-from copy import deepcopy
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from billing.cost import byok_fee
 from billing.records import AttemptRecord, CallRecord, TokenCounts
@@ -109,11 +108,11 @@ def stream_ended(
 def stream_interrupted(
     record: CallRecord, row: AttemptRecord, served: Served, attempt_ms: int
 ) -> CallRecord:
-    """The record a stream's call would have if its process stopped now (billing.progress), a
-    copy: the call's own goes on."""
-    intent = deepcopy(record)
-    intent_row = intent.attempts[row.position]
-    intent_row.error = INTERRUPTED
+    """The record a stream's call would have if its process stopped now (billing.progress): a
+    copy of the call's and its serving try's, which go on unchanged."""
+    intent_row = replace(row, error=INTERRUPTED)
+    attempts = [intent_row if one is row else one for one in record.attempts]
+    intent = replace(record, attempts=attempts)
     stream_ended(intent, intent_row, "broken", served, attempt_ms)
     return intent
 
