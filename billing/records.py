@@ -4,7 +4,7 @@ data (billing never imports the gateway)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -88,11 +88,17 @@ def record_payload(record: CallRecord) -> bytes:
 
 def record_from_payload(data: dict[str, Any]) -> CallRecord:
     fields = dict(data)
-    fields["created_at"] = datetime.fromisoformat(fields["created_at"])
+    fields["created_at"] = _moment(fields["created_at"])
     fields["tokens"] = TokenCounts(**fields["tokens"])
     fields["attempts"] = [_attempt(a) for a in fields["attempts"]]
     fields["ticket"] = _ticket(fields.get("ticket"))
     return CallRecord(**fields)
+
+
+def _moment(text: str) -> datetime:
+    """The call's moment; one written without an offset is UTC, as the gateway writes it."""
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _attempt(data: dict[str, Any]) -> AttemptRecord:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
@@ -61,3 +62,18 @@ def test_a_record_whose_letter_the_database_refuses_is_parked_and_its_batch_stor
     letter = DeadLetter.objects.get(request_id=bad.request_id)
     assert (letter.organization_id, letter.cost, letter.charge_posted) == (None, None, False)
     assert letter.error.startswith("LookupError: organization")
+
+
+def test_a_record_whose_moment_names_no_offset_is_stored_as_utc_with_its_batch(
+    world: World,
+) -> None:
+    naive = a_record(world.org.pk, created_at=datetime(2024, 5, 1, 12, 0))  # noqa: DTZ001
+
+    asyncio.run(record_call(naive))
+    good = world.post({"model": "openai/gpt-5", "messages": HI})
+
+    assert good.status_code == 200
+    assert drain()
+    assert Generation.objects.filter(request_id=good.headers["x-momor-request-id"]).exists()
+    stored = Generation.objects.get(request_id=naive.request_id)
+    assert stored.created_at == datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
