@@ -92,13 +92,28 @@ def record_from_payload(data: dict[str, Any]) -> CallRecord:
     fields["tokens"] = TokenCounts(**fields["tokens"])
     fields["attempts"] = [_attempt(a) for a in fields["attempts"]]
     fields["ticket"] = _ticket(fields.get("ticket"))
-    return CallRecord(**fields)
+    return _checked(CallRecord(**fields))
+
+
+def _checked(record: CallRecord) -> CallRecord:
+    """The record, if what storing keys on has its type: a payload whose ids are of another
+    kind (a list for an organization id, say) would fail its whole batch, not just itself."""
+    text, org = isinstance(record.request_id, str), type(record.organization_id) is int
+    if not (text and org and _id(record.api_key_id) and _id(record.user_id)):
+        raise TypeError(
+            "a record's request id is text and its organization, key and user ids integers"
+        )
+    return record
 
 
 def _moment(text: str) -> datetime:
     """The call's moment; one written without an offset is UTC, as the gateway writes it."""
     moment = datetime.fromisoformat(text)
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _id(value: object) -> bool:
+    return value is None or type(value) is int
 
 
 def _attempt(data: dict[str, Any]) -> AttemptRecord:

@@ -10,13 +10,15 @@ import dataclasses
 from datetime import UTC, datetime
 from decimal import Decimal
 
+import orjson
 import pytest
 from django.utils import timezone
 
 from accounts.models import ApiKey
 from billing.models import DailyRollup, DeadLetter, Generation, LedgerEntry
 from billing.recording import drain, record_call
-from billing.records import TokenCounts
+from billing.records import TokenCounts, record_payload
+from billing.storing import records_store
 from billing.usage import with_spend
 from tests.billing.conftest import HI, World
 from tests.billing.records import PRICES, a_record
@@ -77,3 +79,26 @@ def test_a_record_whose_moment_names_no_offset_is_stored_as_utc_with_its_batch(
     assert Generation.objects.filter(request_id=good.headers["x-momor-request-id"]).exists()
     stored = Generation.objects.get(request_id=naive.request_id)
     assert stored.created_at == datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+
+
+def test_a_payload_whose_ids_are_of_another_kind_is_parked_alone(world: World) -> None:
+    good = a_record(world.org.pk)
+    odd_org = orjson.loads(record_payload(a_record(world.org.pk)))
+    odd_org["organization_id"] = [world.org.pk]
+    odd_request = orjson.loads(record_payload(a_record(world.org.pk)))
+    odd_request["request_id"] = ["not", "text"]
+
+    records_store([orjson.dumps(odd_org), orjson.dumps(odd_request), record_payload(good)])
+
+    assert Generation.objects.filter(request_id=good.request_id).exists()
+    assert (
+        list(DeadLetter.objects.values_list("request_id", "error"))
+        == [
+            (
+                "",
+                "TypeError: a record's request id is text and its organization, key and user ids "
+                "integers",
+            )
+        ]
+        * 2
+    )
