@@ -207,11 +207,15 @@ class LocalStore(AdmissionStore):
                 self._books.setdefault(org_id, _Book()).mirror(backlog, self._key_reserved)
 
     def posted(self, org_id: int, request_id: str, balance: int, entry_id: int) -> None:
+        """A book that holds charges alone is left without a balance: the refresh keeps only
+        the balances of the organizations this process admits calls of, so one taken from here
+        would go stale, and its first call loads it afresh."""
         with self._lock:
             book = self._books.get(org_id)
             if book is not None:
                 book.posted(request_id)
-            self._advance(org_id, balance, entry_id)
+            if book is None or book.balance is not None:
+                self._advance(org_id, balance, entry_id)
 
     def sync_balance(self, org_id: int, balance: int, entry_id: int) -> None:
         with self._lock:
