@@ -32,28 +32,28 @@ PROGRESS_SECONDS = 1.0
 
 
 class ProgressMarks:
-    """One stream's marks; `intent` makes the record its call would have if its process stopped
-    now. A mark that cannot be made is left out: the stream goes on, recorded as it ends."""
+    """One stream's marks; each is made by an `intent`, the record its call would have if its
+    process stopped now (passed at each mark, so the marks hold no reference back to their
+    stream). A mark that cannot be made is left out: the stream goes on, recorded as it ends."""
 
-    def __init__(self, intent: Callable[[], CallRecord]) -> None:
-        self.intent = intent
+    def __init__(self) -> None:
         self.due = 0.0
         self.journaled: asyncio.Future[None] | None = None
         """The last mark handed to the journal, if any was."""
 
-    async def first(self) -> None:
+    async def first(self, intent: Callable[[], CallRecord]) -> None:
         """The first mark, once durable (Redis's time-out, then the journal's, at most)."""
-        marked = self._marked()
+        marked = self._marked(intent)
         timeout = settings.MOMOR_REDIS_TIMEOUT_SECONDS + settings.MOMOR_JOURNAL_TIMEOUT_SECONDS
         try:
             await asyncio.wait_for(asyncio.shield(marked), timeout)
         except TimeoutError:
             log.warning("a stream's first mark is not durable yet")
 
-    def mark_if_due(self) -> None:
+    def mark_if_due(self, intent: Callable[[], CallRecord]) -> None:
         """Bring the mark up to date, at most every PROGRESS_SECONDS, without waiting for it."""
         if time.monotonic() >= self.due:
-            self._marked()
+            self._marked(intent)
 
     async def ended(self, request_id: str) -> None:
         """The call's record is handed off: its journaled intents, once on disk, are done with."""
@@ -61,10 +61,10 @@ class ProgressMarks:
             await asyncio.wait([self.journaled], timeout=settings.MOMOR_JOURNAL_TIMEOUT_SECONDS)
             journal_intents.ended(request_id)
 
-    def _marked(self) -> asyncio.Future[None]:
+    def _marked(self, intent_of: Callable[[], CallRecord]) -> asyncio.Future[None]:
         self.due = time.monotonic() + PROGRESS_SECONDS
         try:
-            intent = self.intent()
+            intent = intent_of()
             payload = record_payload(intent)
         except Exception:
             log.exception("could not make a stream's mark")

@@ -52,7 +52,7 @@ class StreamRelay:
         self.delivered_chars = 0
         self.usage_sent = False
         self.passthrough: Passthrough | None = None  # after the opening, where it may
-        self.marks = ProgressMarks(self._intent)
+        self.marks = ProgressMarks()
 
     @property
     def place(self) -> str:
@@ -102,14 +102,14 @@ class StreamRelay:
             self.passthrough = self._passthrough()
             sent, broke = self._emitted(self.unread)
             shown = b"".join(map(self._emit_chunk, opening)) + sent
-            await self.marks.first()
+            await self.marks.first(self._intent)
             yield shown
             while broke is None:
                 items = await anext(self.reads, None)
                 if items is None:
                     break
                 sent, broke = self._emitted(items)
-                self.marks.mark_if_due()
+                self.marks.mark_if_due(self._intent)
                 if sent:
                     yield sent
             if broke is not None:

@@ -236,11 +236,13 @@ class LocalStore(AdmissionStore):
             self._spent.setdefault(key_tag, spent)
 
     def open_reservations(self, org_id: int, now_ms: int) -> dict[str, int]:
+        """This store's own: those of Redis it holds as its backlog are Redis's to list."""
         with self._lock:
             book = self._books.get(org_id)
             if book is None:
                 return {}
-            return {rid: a for rid, (a, _, exp) in book.reserved.items() if exp > now_ms}
+            held = book.reserved.items()
+            return {r: a for r, (a, _, exp) in held if exp > now_ms and r not in book.mirrored}
 
     def unposted(self, org_id: int) -> dict[str, int]:
         with self._lock:

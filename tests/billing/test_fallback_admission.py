@@ -18,6 +18,7 @@ import pytest
 from accounts.models import Organization
 from accounts.redis_keys import org_key
 from billing.admission import select
+from billing.breaker import REDIS
 from billing.ledger import ledger_sum
 from billing.models import Generation, LedgerEntry
 from billing.recording import drain
@@ -111,10 +112,11 @@ def kill_and_open_the_breaker(world: World, server: RedisServer, call: Call) -> 
 
 
 def back_and_stored(server: RedisServer, settings: Any) -> None:
-    """Redis answers again; every record reaches the database."""
+    """Redis answers again and the gateway finds it so; every record reaches the database."""
     server.start()
     settings.MOMOR_BREAKER_COOLDOWN_SECONDS = 0.2
     settings.MOMOR_RECORD_IN_GATEWAY = True
+    wait_until(lambda: REDIS.closed, 10, "the gateway back on Redis")
     assert drain(timeout=30)
 
 
