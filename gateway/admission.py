@@ -28,6 +28,9 @@ log = logging.getLogger(__name__)
 
 # Renewals under way, held so that a task is not collected before it ends.
 _renewing: set[asyncio.Task[None]] = set()
+# Loads from the database under way, by what they load: the calls that need the same one
+# (a burst on a key seen for the first time) wait for it together.
+_loading: dict[tuple[object, ...], asyncio.Future[None]] = {}
 
 
 def _rate_limit(caller: Caller) -> int:
@@ -72,16 +75,32 @@ async def _load(caller: Caller, into: AdmissionStore, missing: Exception) -> Non
     """Load what the store lacks from the database. It runs inside the admit loop's `except`
     clause, where that loop's other handlers do not apply: a database error here (PostgreSQL
     down, or not answering in time) is the 503 of a credit that cannot be checked."""
+    org_id, key_id = caller.org.id, (caller.key.id if caller.key else 0)
     if isinstance(missing, NeedBalance):
-        load = partial(load_balance, caller.org.id, into)
+        load, what = partial(load_balance, org_id, into), ("balance", org_id)
     else:
-        load = partial(load_key_spend, caller.org.id, caller.key.id if caller.key else 0, into)
+        load, what = partial(load_key_spend, org_id, key_id, into), ("key", org_id, key_id)
     try:
-        await dbthread.lookup(load)
+        await asyncio.shield(_shared_load(load, (asyncio.get_running_loop(), into, *what)))
     except DatabaseError:
         raise _cannot_check() from None
     except RedisError as exc:  # the store's next admit meets it too, and moves to our own
         log.warning("Redis unreachable while loading credit (%s)", exc)
+
+
+def _shared_load(load: partial[None], what: tuple[object, ...]) -> asyncio.Future[None]:
+    """The load under way for `what`, else a new one."""
+    pending = _loading.get(what)
+    if pending is None:
+        pending = _loading[what] = asyncio.ensure_future(dbthread.lookup(load))
+        pending.add_done_callback(partial(_loaded, what))
+    return pending
+
+
+def _loaded(what: tuple[object, ...], done: asyncio.Future[None]) -> None:
+    del _loading[what]
+    if not done.cancelled():
+        done.exception()  # retrieved: each waiter has it, and one that left does not need it
 
 
 def _cannot_check() -> GatewayError:

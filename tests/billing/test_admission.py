@@ -4,6 +4,7 @@ credit limit cannot cover a call's worst cost, and per-key rate limits with thei
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -11,6 +12,7 @@ import httpx
 import orjson
 import pytest
 
+from billing.admission.sync import load_key_spend
 from billing.models import Generation
 from billing.recording import drain
 from tests.billing.conftest import HI, World
@@ -159,3 +161,23 @@ def test_a_402_carries_the_rate_limit_headers_too(world: World) -> None:
     assert response.status_code == 402
     assert response.headers["x-ratelimit-limit"] == "10"
     assert response.headers["x-ratelimit-remaining"] == "9"
+
+
+def test_a_burst_of_first_calls_loads_the_key_spend_once(world: World, monkeypatch: Any) -> None:
+    """Calls on a key with a credit limit whose spend the store has not loaded yet wait for
+    one load together: twelve at once on a slow database made twelve loads, queued on the
+    gateway's two lookup threads (past the lookup's time-out, some answered 503)."""
+    key, api_key = make_key(world.org, name="burst", credit_limit=Decimal("5"))
+    loads: list[int] = []
+
+    def slow_load(org_id: int, key_id: int, into: Any = None) -> None:
+        loads.append(key_id)
+        time.sleep(0.5)
+        load_key_spend(org_id, key_id, into)
+
+    monkeypatch.setattr("gateway.admission.load_key_spend", slow_load)
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        answers = list(pool.map(lambda _: post_raw(world, MINI, key)[0], range(12)))
+
+    assert [a.status_code for a in answers] == [200] * 12
+    assert loads == [api_key.pk]
