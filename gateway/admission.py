@@ -76,6 +76,7 @@ async def _load(caller: Caller, into: AdmissionStore, missing: Exception) -> Non
     clause, where that loop's other handlers do not apply: a database error here (PostgreSQL
     down, or not answering in time) is the 503 of a credit that cannot be checked."""
     org_id, key_id = caller.org.id, (caller.key.id if caller.key else 0)
+    what: tuple[object, ...]
     if isinstance(missing, NeedBalance):
         load, what = partial(load_balance, org_id, into), ("balance", org_id)
     else:
