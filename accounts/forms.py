@@ -8,10 +8,10 @@ from typing import Any
 
 from django import forms
 
-from accounts.durations import format_duration, parse_duration
 from accounts.field_bounds import INTEGER_MAX
 from accounts.hooks import provider_places
 from accounts.models import Organization, Role
+from core.durations import format_duration, parse_duration
 
 
 class ApiKeyLimitsForm(forms.Form):

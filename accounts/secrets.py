@@ -1,7 +1,7 @@
 """Secrets at rest: API keys as hashes; provider keys (saved and Momor's own) encrypted with
 MOMOR_ENCRYPTION_KEY, a Fernet key used as it is, or a passphrase stretched with scrypt.
 
-Every provider key decrypted or encrypted here is noted in `accounts.redaction.KNOWN`, so the
+Every provider key decrypted or encrypted here is noted in `core.redaction.KNOWN`, so the
 log filter masks it wherever it would show."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.views.decorators.debug import sensitive_variables
 
-from accounts.redaction import note_secret
+from core.redaction import note_secret
 
 API_KEY_PREFIX = "sk-momor-"
 VISIBLE_PREFIX_LENGTH = len(API_KEY_PREFIX) + 6

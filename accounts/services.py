@@ -84,12 +84,6 @@ def parse_usd(text: str) -> Decimal:
     return amount
 
 
-def format_usd(amount: Decimal) -> str:
-    """12.500000000 as '12.50 USD': trailing zeros dropped, but always cents."""
-    whole, _, fraction = f"{amount.normalize():f}".partition(".")
-    return f"{whole}.{fraction.ljust(2, '0')} USD"
-
-
 # Organizations -------------------------------------------------------------------------
 
 

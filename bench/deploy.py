@@ -87,7 +87,7 @@ def redis_len(db: int, key: str, command: str = "LLEN") -> int:
 
 def records_backlog(db: int) -> int:
     """Records in every records stream, not yet stored."""
-    from accounts.redis_keys import records_streams
+    from core.redis_keys import records_streams
 
     return sum(redis_len(db, stream, "XLEN") for stream in records_streams())
 
@@ -348,7 +348,7 @@ def start_floor(procs: Procs, fake_url: str, core: int) -> tuple[Proc, str]:
 
 
 def start_fake(procs: Procs, core: int, port: int) -> tuple[Proc, str]:
-    argv = [str(VENV_BIN / "python"), "-m", "gateway.testing.fake_upstream"]
+    argv = [str(VENV_BIN / "python"), "-m", "testkit.fake_upstream"]
     argv += ["--port", str(port), "--max-records", "16"]
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = procs.start("fake-upstream", argv, core=core, env=env, cwd=ROOT)

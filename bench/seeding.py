@@ -119,17 +119,17 @@ def _seed_in_batches(params: dict[str, Any], count: int) -> None:
 
 
 def _drawn(params: dict[str, Any], g: int, count: int) -> Generation:
-    model, provider, prompt_price, completion_price = random.choice(OFFERINGS)  # noqa: S311
-    served = random.random() < 0.97  # noqa: S311
-    prompt = random.randint(50, 4050) if served else 0  # noqa: S311
-    completion = random.randint(10, 1010) if served else 0  # noqa: S311
-    latency = random.randint(200, 4200)  # noqa: S311
+    model, provider, prompt_price, completion_price = random.choice(OFFERINGS)
+    served = random.random() < 0.97
+    prompt = random.randint(50, 4050) if served else 0
+    completion = random.randint(10, 1010) if served else 0
+    latency = random.randint(200, 4200)
     cost = Decimal(str(prompt_price)) * prompt + Decimal(str(completion_price)) * completion
-    moment = params["start"] + params["span"] * ((g - 1 + random.random()) / count)  # noqa: S311
+    moment = params["start"] + params["span"] * ((g - 1 + random.random()) / count)
     return Generation(
         request_id=f"{params['prefix']}{g}", organization_id=params["org"],
-        api_key_id=random.choice(params["keys"]), selectors=[model], model=model,  # noqa: S311
-        provider=provider, streamed=random.random() < 0.6,  # noqa: S311
+        api_key_id=random.choice(params["keys"]), selectors=[model], model=model,
+        provider=provider, streamed=random.random() < 0.6,
         status="success" if served else "failed", http_status=200 if served else 502,
         error="" if served else "upstream answered 502", finish_reason="stop" if served else "",
         native_finish_reason="stop" if served else "", prompt_tokens=prompt,

@@ -14,9 +14,7 @@ from django.contrib import admin
 from django.db.models import Min, Q, QuerySet
 from django.http import HttpRequest
 
-from accounts.formatting import clipped, usd
 from accounts.models import Organization
-from accounts.paging import EstimatedCountPaginator
 from billing.credits import KEY_MAX, CreditsError, credits_post, credits_replayed, operator_key
 from billing.models import (
     MONEY_DIGITS,
@@ -27,6 +25,8 @@ from billing.models import (
     Generation,
     LedgerEntry,
 )
+from core.formatting import clipped, usd
+from core.paging import EstimatedCountPaginator
 
 # What the organization's balance column holds, either side of zero.
 BALANCE_BOUND = Decimal(10) ** (MONEY_DIGITS - MONEY_PLACES)

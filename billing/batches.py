@@ -25,7 +25,7 @@ from billing.ledger import Posting, ledger_post_many
 from billing.models import EntryKind, Generation, LedgerEntry
 from billing.records import CallRecord
 from billing.rollups import rollups_add
-from billing.row_copy import rows_insert
+from core.row_copy import rows_insert
 
 Charge = tuple[int, int]
 """A charge's ledger entry id and the balance after it."""

@@ -91,9 +91,3 @@ def to_units(amount: Decimal) -> int:
 
 def from_units(units: int) -> Decimal:
     return (Decimal(units) * NANO).quantize(NANO)
-
-
-def money(amount: Decimal) -> str:
-    """USD as shown in JSON: fixed-point, never exponent notation (`str` of a zero with nine
-    places is "0E-9")."""
-    return format(amount, "f")

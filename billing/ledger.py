@@ -15,7 +15,7 @@ from accounts.models import Organization
 from billing.admission import store
 from billing.cost import to_units
 from billing.models import EntryKind, LedgerEntry
-from billing.row_copy import rows_insert
+from core.row_copy import rows_insert
 
 log = logging.getLogger(__name__)
 

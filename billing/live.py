@@ -15,10 +15,10 @@ from asgiref.sync import async_to_sync
 from channels.layers import BaseChannelLayer, InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
 
-from accounts.formatting import usd, when
-from billing.breaker import REDIS, REDIS_DOWN, Breaker
 from billing.live_publisher import publisher
 from billing.models import Generation
+from core.breaker import REDIS, REDIS_DOWN, Breaker
+from core.formatting import usd, when
 
 log = logging.getLogger(__name__)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from accounts.field_bounds import has_nul
-from billing.cost import money
 from billing.models import Attempt, Generation
+from core.formatting import money
 
 
 def generation_detail(request_id: str, organization_id: int) -> dict[str, Any] | None:

@@ -21,10 +21,10 @@ from billing import journal_intents
 from billing.admission.intents import Intent
 from billing.admission.redis_store import RedisStore
 from billing.admission.select import store
-from billing.breaker import REDIS
 from billing.records import CallRecord, record_payload
 from billing.replay import journal
 from billing.settlements import cost_units
+from core.breaker import REDIS
 
 log = logging.getLogger(__name__)
 

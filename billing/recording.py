@@ -25,12 +25,12 @@ from django.conf import settings
 
 from billing.admission.redis_store import RedisStore, Settlement
 from billing.admission.select import local_store, store
-from billing.breaker import REDIS, REDIS_DOWN
 from billing.observers import HandedOff, notify
 from billing.records import CallRecord, record_payload
 from billing.replay import REPLAYER, journal
 from billing.settlements import settlement_of
 from billing.stream import ConsumerThread, RecordsConsumer, stream_backlog
+from core.breaker import REDIS, REDIS_DOWN
 
 log = logging.getLogger(__name__)
 

@@ -12,11 +12,11 @@ from django.db import transaction
 from django.db.models import Sum
 
 from accounts.models import Organization
-from accounts.services import format_usd
 from billing.credits import KEY_MAX, CreditsError
 from billing.generations import charge_key
 from billing.ledger import ledger_post
 from billing.models import EntryKind, LedgerEntry
+from core.formatting import format_usd
 
 REQUEST_ID_MAX = 64
 

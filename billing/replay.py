@@ -30,13 +30,13 @@ from django.db import close_old_connections
 
 from billing.admission.redis_store import RedisStore, Settlement
 from billing.admission.select import local_store, store
-from billing.breaker import REDIS, REDIS_DOWN
 from billing.dead_letters import TRANSIENT
 from billing.journal import Journal
 from billing.journal_intents import sorted_out
 from billing.records import record_from_payload
 from billing.settlements import not_posted_again, settlement_of
 from billing.storing import records_store
+from core.breaker import REDIS, REDIS_DOWN
 
 log = logging.getLogger(__name__)
 

@@ -23,12 +23,12 @@ from django.db import close_old_connections
 from redis.cluster import RedisCluster
 from redis.exceptions import RedisError, ResponseError
 
-from accounts.redis_client import SyncClient, sync_client
-from accounts.redis_keys import records_streams
 from billing.admission.intents import sweep_abandoned
-from billing.breaker import REDIS_DOWN
 from billing.dead_letters import TRANSIENT
 from billing.storing import records_store
+from core.breaker import REDIS_DOWN
+from core.redis_client import SyncClient, sync_client
+from core.redis_keys import records_streams
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ def records_client(url: str) -> SyncClient:
 
 
 class RecordsConsumer:
-    """Reads every records stream (one per slot group, `accounts.redis_keys`) in one group."""
+    """Reads every records stream (one per slot group, `core.redis_keys`) in one group."""
 
     def __init__(self, client: Callable[[], SyncClient], name: str) -> None:
         self._client, self.name = client, name

@@ -13,8 +13,8 @@ from django.conf import settings
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from accounts.redis_pipeline import ConnectFailed
-from accounts.redis_refusals import REFUSALS
+from core.redis_pipeline import ConnectFailed
+from core.redis_refusals import REFUSALS
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,7 @@
-"""How the members' UI writes money and moments, the same way on every page: US dollars with
-at least two decimals and up to six (enough to show a call that costs a few millionths), and
-dates as "Dec 1, 2026" or "Dec 1, 2026 14:05" in the server's time zone."""
+"""How Momor writes money and moments. The members' UI, the same way on every page: US dollars
+with at least two decimals and up to six (enough to show a call that costs a few millionths),
+and dates as "Dec 1, 2026" or "Dec 1, 2026 14:05" in the server's time zone. The management
+API's JSON (`money`) and the management commands' output (`format_usd`) have their own."""
 
 from __future__ import annotations
 
@@ -47,3 +48,15 @@ def clipped(text: str) -> str:
     """A long value cut to its column's width with an ellipsis (styled as `.clip` in the
     admin's templates/admin/base_site.html), whole on hover."""
     return format_html('<span class="clip" title="{}">{}</span>', text, text)
+
+
+def money(amount: Decimal) -> str:
+    """USD as shown in JSON: fixed-point, never exponent notation (`str` of a zero with nine
+    places is "0E-9")."""
+    return format(amount, "f")
+
+
+def format_usd(amount: Decimal) -> str:
+    """12.500000000 as '12.50 USD': trailing zeros dropped, but always cents."""
+    whole, _, fraction = f"{amount.normalize():f}".partition(".")
+    return f"{whole}.{fraction.ljust(2, '0')} USD"

@@ -11,7 +11,7 @@ Failures are redis-py's exceptions, so callers handle one kind: a connection ref
 fails every command waiting on it with `ConnectionError` (`ConnectFailed` when none of them
 reached Redis; the next command connects again); an
 error reply is a `ResponseError` (`NoScriptError` for NOSCRIPT, `WritesRefused` for a Redis
-that takes no writes: `accounts.redis_refusals`) in that command's place. How
+that takes no writes: `core.redis_refusals`) in that command's place. How
 long to wait is the caller's to bound; a caller that gives up calls `reset`, so a Redis that
 stopped answering is not waited on again over the same connection."""
 
@@ -29,7 +29,7 @@ from redis.connection import parse_url
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ResponseError
 
-from accounts.redis_refusals import refusal_of
+from core.redis_refusals import refusal_of
 
 Command = Sequence[str | bytes | int | float]
 

@@ -13,9 +13,9 @@ from typing import Generic, TypeVar
 from django.conf import settings
 from redis.exceptions import RedisError
 
-from accounts import redis_keys
-from accounts.redis_client import AsyncClient, async_client
-from billing.breaker import REDIS, REDIS_DOWN
+from core import redis_keys
+from core.breaker import REDIS, REDIS_DOWN
+from core.redis_client import AsyncClient, async_client
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ UNSHARED = Unshared()
 
 
 def org_key(org_id: int, kind: str, name: str) -> str:
-    """A key of one organization, in its slot (`accounts.redis_keys`)."""
+    """A key of one organization, in its slot (`core.redis_keys`)."""
     return redis_keys.org_key(org_id, kind, name)
 
 

@@ -19,9 +19,9 @@ from django.utils.html import format_html
 from django.views.decorators.debug import sensitive_post_parameters
 from django_stubs_ext import StrOrPromise
 
-from accounts.formatting import clipped
 from accounts.key_env import key_env_problem
 from accounts.secrets import readable
+from core.formatting import clipped
 from gateway.catalog.loader import OFFERING_CAPABILITIES
 from gateway.catalog.rules import (
     MODEL_RULES,

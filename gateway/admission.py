@@ -18,9 +18,9 @@ from billing.admission import NeedBalance, NeedKeySpend, RateState, Refused, Tic
 from billing.admission.base import AdmissionStore, AdmitRequest
 from billing.admission.select import admission_store, local_store, store
 from billing.admission.sync import key_tag, load_balance, load_key_spend
-from billing.breaker import maybe_carried_out
 from billing.cost import from_units, to_units
-from gateway import dbthread
+from core import dbthread
+from core.breaker import maybe_carried_out
 from gateway.caller import Caller
 from gateway.errors import GatewayError
 

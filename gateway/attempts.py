@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from accounts.redaction import scrub
 from billing.record_building import Offer, Served, attempt_failed, attempt_served, new_attempt
 from billing.records import CallRecord, TokenCounts
+from core.redaction import scrub
 from gateway.admission import Renewal
 from gateway.answer_usage import priced, token_counts
 from gateway.options import CallOptions

@@ -18,18 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
 
+from core.asgi_types import ASGIApp, Message, Receive, Scope, Send
 from gateway.errors import GatewayError, request_too_large, unsupported_media_type
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-# The application a guard wraps, called with the ASGI triple: Django's handler and Channels'
-# routers each type that triple their own way.
-ASGIApp = Callable[..., Awaitable[None]]
 
 GUARDED = frozenset({"/v1/chat/completions", "/models/completions", "/api/v1/chat/completions"})
 KIB = 1024

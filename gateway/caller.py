@@ -15,7 +15,7 @@ from django.middleware.csrf import CsrfViewMiddleware
 
 from accounts.permissions import current_membership
 from accounts.secrets import API_KEY_PREFIX, hash_api_key
-from gateway import dbthread
+from core import dbthread
 from gateway.errors import GatewayError, invalid_api_key, service_unavailable
 from gateway.identity import KeyInfo, OrgInfo, now
 from gateway.state import STATE

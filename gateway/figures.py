@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from billing.observers import HandedOff
 from billing.records import AttemptRecord
-from gateway.shared import Unshared, shared
+from core.shared_state import Unshared, shared
 
 WINDOW_MINUTES = 15
 CACHE_SECONDS = 2.0

@@ -7,7 +7,7 @@ from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 
 from billing.lookup import generation_detail
-from gateway import dbthread
+from core import dbthread
 from gateway.caller import authenticate
 from gateway.errors import GatewayError, invalid_value, service_unavailable
 from gateway.views import error_response

@@ -14,7 +14,8 @@ handshake past them is closed before it is accepted (the server answers 403)."""
 
 from __future__ import annotations
 
-from gateway.body_limit import KIB, ASGIApp, Receive, Scope, Send, refuse
+from core.asgi_types import ASGIApp, Receive, Scope, Send
+from gateway.body_limit import KIB, refuse
 from gateway.errors import GatewayError
 
 TARGET_LIMIT = 16 * KIB

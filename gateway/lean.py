@@ -10,8 +10,9 @@ import logging
 import secrets
 from collections.abc import AsyncIterator
 
+from core.asgi_types import ASGIApp, Receive, Scope, Send
 from gateway.attempts import Answer
-from gateway.body_limit import GUARDED, ASGIApp, BodyLimit, Receive, Scope, Send
+from gateway.body_limit import GUARDED, BodyLimit
 from gateway.call_tags import tags_of
 from gateway.caller import authenticate_bearer
 from gateway.completion import complete

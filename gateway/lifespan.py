@@ -17,8 +17,8 @@ from typing import Any
 from django.conf import settings
 
 from billing import recording
+from core.asgi_types import Receive, Scope, Send
 from gateway import upstream
-from gateway.body_limit import Receive, Scope, Send
 
 log = logging.getLogger(__name__)
 

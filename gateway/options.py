@@ -10,7 +10,7 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any, Literal
 
-from accounts.durations import parse_duration
+from core.durations import parse_duration
 from gateway.answer_rules import AnswerRules, read_answer_rules
 from gateway.errors import GatewayError, excerpt, invalid_value
 

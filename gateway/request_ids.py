@@ -8,8 +8,8 @@ import time
 
 from django.conf import settings
 
+from core.shared_state import Expiring, Unshared, org_key, shared
 from gateway.errors import GatewayError, invalid_value
-from gateway.shared import Expiring, Unshared, org_key, shared
 
 _LOCAL: Expiring[tuple[int, str], str] = Expiring(100_000)
 

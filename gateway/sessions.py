@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import time
 
+from core.shared_state import Expiring, Unshared, org_key, shared
 from gateway.routing import Candidate
-from gateway.shared import Expiring, Unshared, org_key, shared
 
 SESSION_SECONDS = 3600
 

@@ -13,7 +13,7 @@ from django.db import DatabaseError
 from redis.exceptions import RedisError
 
 from billing.admission.sync import admission_sync
-from gateway import dbthread
+from core import dbthread
 from gateway.errors import service_unavailable
 from gateway.identity import Identities
 from gateway.snapshot import Catalog, catalog_build, catalog_fingerprint

@@ -24,7 +24,8 @@ from django.conf import settings  # noqa: E402
 from django.urls import path  # noqa: E402
 
 from billing.consumers import GenerationFeed  # noqa: E402
-from gateway.body_limit import ASGIApp, BodyLimit, WebsocketMessageLimit  # noqa: E402
+from core.asgi_types import ASGIApp  # noqa: E402
+from gateway.body_limit import BodyLimit, WebsocketMessageLimit  # noqa: E402
 from gateway.head_limit import HeadLimit  # noqa: E402
 from gateway.lean import LeanCompletions  # noqa: E402
 from gateway.lifespan import lifespan  # noqa: E402

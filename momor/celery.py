@@ -15,7 +15,7 @@ from celery.signals import after_setup_logger, after_setup_task_logger
 from kombu.serialization import register
 from kombu.transport import redis as kombu_redis
 
-from accounts.redis_refusals import REFUSALS
+from core.redis_refusals import REFUSALS
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "momor.settings")
 

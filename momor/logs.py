@@ -1,6 +1,6 @@
 """Logging without secrets: a filter on every handler masks keys in each record (Momor's
 `sk-momor-...` keys, every provider key this process knows, Bearer tokens, URL passwords; see
-`accounts.redaction`), and Django's error reports (the admins' mail, the debug page) mask them
+`core.redaction`), and Django's error reports (the admins' mail, the debug page) mask them
 in frame variables and request data too. A message or argument longer than `TEXT_MAX`
 characters (a traceback or stack longer than `TRACE_MAX`) keeps its first and last halves of
 that, so the work a record costs is bounded whatever a client sent (a 40,000-character URL in
@@ -23,7 +23,7 @@ from django.views.debug import SafeExceptionReporterFilter
 from pythonjsonlogger.orjson import OrjsonFormatter
 
 from accounts.link_tokens import mask_link_tokens
-from accounts.redaction import scrub, scrub_bounded
+from core.redaction import scrub, scrub_bounded
 
 _PLAIN = (int, float, bool, type(None))
 TEXT_MAX = 8 * 1024

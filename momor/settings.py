@@ -10,7 +10,7 @@ import dj_database_url
 import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 
-from accounts.redis_client import is_cluster
+from core.redis_client import is_cluster
 from momor import broker
 from momor.env import env_bool, env_decimal, env_float, env_int, env_list, env_secret, env_str
 from momor.security_headers import POLICY as CSP_DEFAULT

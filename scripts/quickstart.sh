@@ -33,7 +33,7 @@ log "migrating the SQLite database (var/momor.sqlite3)"
 manage migrate --no-input -v 0
 
 log "starting the demo upstream on 127.0.0.1:$FAKE_PORT"
-.venv/bin/python -m gateway.testing.fake_upstream --port "$FAKE_PORT" > var/fake-upstream.log 2>&1 &
+.venv/bin/python -m testkit.fake_upstream --port "$FAKE_PORT" > var/fake-upstream.log 2>&1 &
 FAKE_PID=$!
 trap 'kill "$FAKE_PID" 2>/dev/null || true' EXIT
 

@@ -30,8 +30,8 @@ from aiohttp import web
 from anthropic.types.message_create_params import MessageCreateParamsBase
 from pydantic import TypeAdapter, ValidationError
 
-from gateway.testing.fake_openai import completion_tokens, prompt_tokens
-from gateway.testing.fake_upstream import (
+from testkit.fake_openai import completion_tokens, prompt_tokens
+from testkit.fake_upstream import (
     UPSTREAM,
     Behaviour,
     Failure,

@@ -28,7 +28,7 @@ import pydantic
 from aiohttp import web
 from google.genai import types
 
-from gateway.testing.fake_upstream import (
+from testkit.fake_upstream import (
     UPSTREAM,
     Behaviour,
     Failure,

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from gateway.testing.fake_upstream import (
+from testkit.fake_upstream import (
     UPSTREAM,
     Behaviour,
     Failure,

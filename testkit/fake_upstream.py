@@ -10,7 +10,7 @@ Malformed answers are scripted as raw bytes, base64 in the script: `raw_body` is
 answer's whole body, sent as it is; `inject` (`{"after": N, "data": ...}`) writes its bytes into a
 stream after the opening events and N content events (a line that is not JSON, invalid UTF-8).
 
-Run it with `python -m gateway.testing.fake_upstream --port 0`: it prints one line
+Run it with `python -m testkit.fake_upstream --port 0`: it prints one line
 `listening on http://HOST:PORT` and serves until SIGTERM or SIGINT.
 """
 
@@ -529,7 +529,7 @@ def _loads(raw: bytes) -> object:
 
 def protocols() -> list[Register]:
     """Every protocol the fake speaks: a new protocol module adds its import and its entry."""
-    from gateway.testing import fake_anthropic, fake_gemini, fake_openai
+    from testkit import fake_anthropic, fake_gemini, fake_openai
 
     return [fake_openai.register, fake_gemini.register, fake_anthropic.register]
 
@@ -597,6 +597,6 @@ def main(argv: Sequence[str] | None = None) -> None:
 if __name__ == "__main__":
     # Run the importable module rather than this `__main__` copy, so the protocol modules
     # and the app share one UPSTREAM key.
-    from gateway.testing.fake_upstream import main as _main
+    from testkit.fake_upstream import main as _main
 
     _main()

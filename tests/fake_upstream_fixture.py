@@ -46,7 +46,7 @@ class FakeUpstream:
 
 
 def _start() -> tuple[subprocess.Popen[str], str]:
-    command = [sys.executable, "-m", "gateway.testing.fake_upstream", "--port", "0"]
+    command = [sys.executable, "-m", "testkit.fake_upstream", "--port", "0"]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)  # noqa: S603
     assert process.stdout is not None
     line = process.stdout.readline()

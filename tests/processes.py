@@ -119,8 +119,8 @@ class Worker(Process):
 
     def wait_ready(self, redis_url: str, timeout: float = 60) -> None:
         """Until its records consumer has joined the group (it names itself after its pid)."""
-        from accounts.redis_keys import records_stream
         from billing.stream import GROUP
+        from core.redis_keys import records_stream
         from tests.redis_helpers import client as redis_client
 
         client = redis_client(redis_url, socket_timeout=2)

@@ -7,7 +7,7 @@ from typing import Any
 
 from redis.cluster import RedisCluster
 
-from accounts.redis_client import SyncClient, sync_client
+from core.redis_client import SyncClient, sync_client
 
 
 def client(url: str, **options: Any) -> SyncClient:

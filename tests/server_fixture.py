@@ -54,7 +54,7 @@ def forget_state() -> None:
     from django.conf import settings
 
     from billing.admission import select
-    from billing.breaker import REDIS
+    from core.breaker import REDIS
     from gateway import candidate_cache, figures, request_ids, sessions
 
     STATE.pause()

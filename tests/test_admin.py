@@ -17,9 +17,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import ApiKey, Organization, SavedKey
-from accounts.paging import planner_estimate
 from billing.ledger import ledger_sum
 from billing.models import Attempt, EntryKind, Generation, GenerationStatus, LedgerEntry
+from core.paging import planner_estimate
 from gateway.models import Model, Offering, Provider, Region
 from tests.conftest import make_key
 
@@ -470,7 +470,7 @@ def test_the_generations_list_never_counts_or_lists_the_whole_table(
 def test_past_the_bound_the_generations_list_counts_by_the_planners_estimate(
     admin_client: Client, world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("accounts.paging.COUNT_BOUND", 3)
+    monkeypatch.setattr("core.paging.COUNT_BOUND", 3)
     for n in range(4):
         Generation.objects.create(
             request_id=f"gen-1{n:03}", organization=world.generation.organization,

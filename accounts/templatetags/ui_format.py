@@ -1,5 +1,5 @@
 """The members' UI's formats as template filters: `{{ amount|usd }}`, `{{ moment|when }}`,
-`{{ moment|day }}` (accounts.formatting holds the rules)."""
+`{{ moment|day }}` (core.formatting holds the rules)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from django import template
 from django.utils import timezone
 from django.utils.dateformat import format as date_format
 
-from accounts.formatting import DATE_FORMAT, usd, when
+from core.formatting import DATE_FORMAT, usd, when
 
 register = template.Library()
 register.filter("usd", usd)

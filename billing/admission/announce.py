@@ -11,7 +11,7 @@ from redis.exceptions import RedisError
 from billing.admission.base import Posted
 from billing.admission.local import LocalStore
 from billing.admission.select import local_store, store
-from billing.breaker import REDIS, REDIS_DOWN
+from core.breaker import REDIS, REDIS_DOWN
 
 log = logging.getLogger(__name__)
 

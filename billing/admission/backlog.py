@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from accounts.redis_client import SyncClient
-from accounts.redis_keys import org_key
 from billing.admission.local import Backlog
 from billing.admission.redis_store import AREA
+from core.redis_client import SyncClient
+from core.redis_keys import org_key
 
 
 def backlogs(client: SyncClient, org_ids: Iterable[int]) -> dict[int, Backlog]:

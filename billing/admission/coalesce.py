@@ -5,7 +5,7 @@ written at the end of the turn and its replies handed out from the connection's 
 no task of its own; the first batch (which connects) and scripts Redis does not know yet (which
 are loaded, then run again) go through a task. A pipeline that takes longer than the Redis
 time-out fails every call in it, drops the connection and tells the breaker; so does a reply that
-says Redis takes no writes (out of memory, read-only: `accounts.redis_refusals`)."""
+says Redis takes no writes (out of memory, read-only: `core.redis_refusals`)."""
 
 from __future__ import annotations
 
@@ -21,9 +21,9 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from accounts.redis_refusals import REFUSALS
 from billing.admission.shards import AsyncTarget, Call
-from billing.breaker import Breaker
+from core.breaker import Breaker
+from core.redis_refusals import REFUSALS
 
 
 @dataclass(slots=True)

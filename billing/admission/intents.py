@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from accounts.redis_client import SyncClient
-from accounts.redis_keys import SLOT_GROUPS, group_tag, org_group, org_key, records_stream
+from core.redis_client import SyncClient
+from core.redis_keys import SLOT_GROUPS, group_tag, org_group, org_key, records_stream
 
 AREA = "adm"
 SWEEP_BATCH = 100

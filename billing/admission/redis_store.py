@@ -1,6 +1,6 @@
 """The admission store shared by every gateway process, in Redis: each operation is one Lua
 script, so counting, expiring, checking and reserving happen atomically. Every key a script
-touches is its organization's (`accounts.redis_keys`), so each script runs on one slot of a
+touches is its organization's (`core.redis_keys`), so each script runs on one slot of a
 Redis Cluster, records stream included."""
 
 from __future__ import annotations
@@ -14,15 +14,6 @@ from typing import Any
 from django.conf import settings
 from redis.exceptions import NoScriptError
 
-from accounts.redis_client import (
-    SyncClient,
-    async_cluster_client,
-    cluster_nodes,
-    is_cluster,
-    sync_client,
-)
-from accounts.redis_keys import org_group, org_key, org_prefix, records_stream
-from accounts.redis_pipeline import Address, PipelinedRedis
 from billing.admission.base import (
     WINDOW_MS,
     AdmissionStore,
@@ -39,7 +30,16 @@ from billing.admission.base import (
 from billing.admission.coalesce import Coalescer, sha_of
 from billing.admission.intents import MARK, Intent, intents_key
 from billing.admission.shards import AsyncShards, AsyncTarget, evalsha_many_sync
-from billing.breaker import REDIS
+from core.breaker import REDIS
+from core.redis_client import (
+    SyncClient,
+    async_cluster_client,
+    cluster_nodes,
+    is_cluster,
+    sync_client,
+)
+from core.redis_keys import org_group, org_key, org_prefix, records_stream
+from core.redis_pipeline import Address, PipelinedRedis
 
 AREA = "adm"
 

@@ -8,7 +8,7 @@ from django.conf import settings
 
 from billing.admission.base import AdmissionStore
 from billing.admission.local import LocalStore
-from billing.breaker import REDIS
+from core.breaker import REDIS
 
 
 @cache

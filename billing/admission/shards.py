@@ -2,7 +2,7 @@
 
 A batch of calls goes out as one pipeline. redis-py's cluster pipelines refuse EVALSHA, so on
 a cluster a batch is split by the shard that serves each call's keys (every key of a call is
-in one slot, `accounts.redis_keys`), and each shard's share goes as one plain pipeline on a
+in one slot, `core.redis_keys`), and each shard's share goes as one plain pipeline on a
 connection to that shard, every shard at once: a round trip per batch still, to each shard it
 touches. A call whose slot has moved (MOVED, ASK while a cluster reshards) is sent again
 through the cluster client, which follows the redirection and learns the new layout.
@@ -21,7 +21,7 @@ from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
 from redis.exceptions import ResponseError
 
-from accounts.redis_pipeline import PipelinedRedis
+from core.redis_pipeline import PipelinedRedis
 
 Call = tuple[str, list[str], list[Any]]
 """A script's SHA1, its keys, its arguments."""

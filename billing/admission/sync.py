@@ -14,10 +14,10 @@ from billing.admission.backlog import backlogs
 from billing.admission.base import AdmissionStore, KeySpend
 from billing.admission.redis_store import RedisStore
 from billing.admission.select import local_store, store
-from billing.breaker import REDIS, REDIS_DOWN
 from billing.cost import to_units
 from billing.generations import charge_key
 from billing.models import DailyRollup, LedgerEntry
+from core.breaker import REDIS, REDIS_DOWN
 
 log = logging.getLogger(__name__)
 

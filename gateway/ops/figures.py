@@ -17,12 +17,12 @@ from django.db import DatabaseError
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from accounts.redis_client import SyncClient, sync_client
-from accounts.redis_keys import records_streams
 from billing import recording
-from billing.breaker import REDIS, REDIS_DOWN
 from billing.journal import SUFFIX
 from billing.models import DeadLetter
+from core.breaker import REDIS, REDIS_DOWN
+from core.redis_client import SyncClient, sync_client
+from core.redis_keys import records_streams
 from gateway.state import STATE
 
 log = logging.getLogger(__name__)

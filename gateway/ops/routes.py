@@ -10,7 +10,7 @@ import orjson
 from django.conf import settings
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from gateway.body_limit import ASGIApp, Receive, Scope, Send
+from core.asgi_types import ASGIApp, Receive, Scope, Send
 from gateway.ops import exposition, probes
 
 PROBES = ("/healthz", "/readyz")

@@ -1,4 +1,4 @@
-"""The members' UI's one money format and one date format (accounts.formatting)."""
+"""The members' UI's one money format and one date format (core.formatting)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from accounts.formatting import usd, when
+from core.formatting import usd, when
 
 
 @pytest.mark.parametrize(

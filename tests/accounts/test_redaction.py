@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from accounts.redaction import CUT_MARGIN, MASK, scrub, scrub_bounded
+from core.redaction import CUT_MARGIN, MASK, scrub, scrub_bounded
 
 KB = 1000
 # Runs of what each pattern starts or continues on, and what makes it give up late: each took

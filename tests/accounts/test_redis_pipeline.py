@@ -12,7 +12,7 @@ import redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ResponseError
 
-from accounts.redis_pipeline import Address, ConnectFailed, PipelinedRedis
+from core.redis_pipeline import Address, ConnectFailed, PipelinedRedis
 from tests.stores import RedisServer, free_port
 
 

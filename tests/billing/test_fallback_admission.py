@@ -16,13 +16,13 @@ import httpx
 import pytest
 
 from accounts.models import Organization
-from accounts.redis_keys import org_key
 from billing.admission import select
-from billing.breaker import REDIS
 from billing.ledger import ledger_sum
 from billing.models import Generation, LedgerEntry
 from billing.recording import drain
 from billing.replay import REPLAYER
+from core.breaker import REDIS
+from core.redis_keys import org_key
 from gateway.state import STATE
 from tests.billing.conftest import HI, World, child_env
 from tests.conftest import make_key, make_org

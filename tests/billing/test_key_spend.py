@@ -11,17 +11,17 @@ from typing import Any
 
 import orjson
 
-from accounts.redis_keys import org_group, org_key, records_stream
 from billing.admission import select
 from billing.admission.redis_store import RedisStore
 from billing.admission.sync import admission_sync
-from billing.breaker import REDIS
 from billing.cost import to_units
 from billing.models import Generation, LedgerEntry
 from billing.recording import drain
 from billing.records import record_from_payload
 from billing.replay import REPLAYER
 from billing.settlements import settlement_of
+from core.breaker import REDIS
+from core.redis_keys import org_group, org_key, records_stream
 from gateway.state import STATE
 from tests.billing.conftest import HI, World
 from tests.billing.test_redis_outage import own_redis, wait_served_by_redis  # noqa: F401

@@ -12,16 +12,6 @@ import pytest
 from redis.cluster import RedisCluster
 from redis.crc import key_slot
 
-from accounts.redis_client import cluster_nodes, is_cluster
-from accounts.redis_keys import (
-    SLOT_GROUPS,
-    group_tag,
-    org_group,
-    org_key,
-    org_prefix,
-    records_stream,
-    records_streams,
-)
 from billing.admission.base import AdmitRequest, Ticket
 from billing.admission.redis_store import (
     Settlement,
@@ -31,6 +21,16 @@ from billing.admission.redis_store import (
 )
 from billing.models import Generation
 from billing.recording import drain
+from core.redis_client import cluster_nodes, is_cluster
+from core.redis_keys import (
+    SLOT_GROUPS,
+    group_tag,
+    org_group,
+    org_key,
+    org_prefix,
+    records_stream,
+    records_streams,
+)
 from tests.billing.conftest import HI, World
 from tests.conftest import make_key, make_org
 from tests.redis_helpers import client as redis_client

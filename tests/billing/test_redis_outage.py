@@ -15,13 +15,13 @@ import httpx
 import pytest
 from django.utils import timezone
 
-from accounts.redis_keys import org_key
 from billing.admission import select
-from billing.breaker import REDIS
 from billing.ledger import ledger_post, ledger_sum
 from billing.live import publish_generation
 from billing.models import EntryKind, Generation, LedgerEntry
 from billing.recording import drain
+from core.breaker import REDIS
+from core.redis_keys import org_key
 from gateway.state import STATE
 from tests.billing.conftest import HI, World
 from tests.conftest import make_key, make_org

@@ -10,7 +10,7 @@ from decimal import Decimal
 import psycopg
 import redis
 
-from accounts.redis_keys import org_key
+from core.redis_keys import org_key
 from tests.chaos.load import Outcome
 
 

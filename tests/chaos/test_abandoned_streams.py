@@ -16,8 +16,8 @@ import psycopg
 import pytest
 import redis
 
-from accounts.redis_keys import org_group, org_key
 from billing.admission.intents import started_key
+from core.redis_keys import org_group, org_key
 from tests.chaos.books import org_id, wait_recorded
 from tests.chaos.conftest import MODEL, UPSTREAM_ID, Deployment, Stores
 from tests.chaos.test_journal import an_org, balances, charges, embedded_gateway

@@ -18,7 +18,7 @@ from gateway.providers.anthropic.response import failure, reply
 from gateway.providers.anthropic.stream import AnthropicStream
 from gateway.providers.contract import CannotCarry, Failure, StreamFailed, Target, Usage
 from gateway.sse import Decoder
-from gateway.testing.fake_anthropic import invalid
+from testkit.fake_anthropic import invalid
 
 FIXTURES = Path(__file__).parent / "fixtures" / "anthropic"
 SONNET = "claude-sonnet-4-5-20250929"

@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from gateway.state import STATE
-from gateway.testing.fake_gemini import MID_STREAM, signature
+from testkit.fake_gemini import MID_STREAM, signature
 from tests.gateway.calls import settle as refresh
 from tests.gateway.conftest import MOMOR_UPSTREAM_KEY, World, model, offer, provider
 

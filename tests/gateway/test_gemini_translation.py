@@ -14,7 +14,7 @@ from gateway.providers.gemini.request import request_body
 from gateway.providers.gemini.response import failure_of, reply_of
 from gateway.providers.gemini.stream import GeminiStream
 from gateway.sse import Decoder
-from gateway.testing.fake_gemini import invalid
+from testkit.fake_gemini import invalid
 
 FIXTURES = Path(__file__).parent / "fixtures" / "gemini"
 SIG_CALL = "c2lnLWNhbGw="

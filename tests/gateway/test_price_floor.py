@@ -13,12 +13,12 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from accounts.redis_keys import org_key
 from billing.admission import store
 from billing.admission.redis_store import RedisStore
 from billing.admission.select import admission_store
 from billing.models import Generation, LedgerEntry
 from billing.recording import drain
+from core.redis_keys import org_key
 from gateway.models import Offering
 from tests.gateway.calls import ask, settle, settled_world  # noqa: F401 - autouse
 from tests.gateway.conftest import World

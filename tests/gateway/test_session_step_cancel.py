@@ -15,7 +15,7 @@ import orjson
 import pytest
 import redis
 
-from accounts.redis_keys import records_stream
+from core.redis_keys import records_stream
 from tests.billing.conftest import HI, child_env
 from tests.gateway.conftest import World
 from tests.processes import Gateway

@@ -11,9 +11,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from accounts.durations import parse_duration
 from accounts.models import KeyKind
 from accounts.services import AccountError, api_key_create, organization_by_slug, parse_usd
+from core.durations import parse_duration
 
 
 def _rate_limit(value: str | None) -> int | None:

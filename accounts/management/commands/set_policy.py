@@ -7,7 +7,6 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from accounts.durations import format_duration, parse_duration
 from accounts.models import Organization
 from accounts.services import (
     UNCHANGED,
@@ -16,6 +15,7 @@ from accounts.services import (
     organization_by_slug,
     organization_set_policy,
 )
+from core.durations import format_duration, parse_duration
 
 _SWITCH = {"on": True, "off": False}
 

@@ -10,9 +10,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.field_bounds import USD_CEILING
 from accounts.models import Organization
-from accounts.services import AccountError, format_usd, organization_by_slug, parse_usd
+from accounts.services import AccountError, organization_by_slug, parse_usd
 from billing.credits import CreditsError, credits_post, credits_replayed, operator_key
 from billing.models import EntryKind, LedgerEntry
+from core.formatting import format_usd
 
 
 def _positive_usd(text: str) -> Decimal:

@@ -6,8 +6,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from accounts.services import AccountError, format_usd, parse_usd
+from accounts.services import AccountError, parse_usd
 from billing.organizations import organization_create_funded
+from core.formatting import format_usd
 
 
 class Command(BaseCommand):

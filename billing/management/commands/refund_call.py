@@ -9,9 +9,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from accounts.services import AccountError, format_usd, parse_usd
+from accounts.services import AccountError, parse_usd
 from billing.credits import CreditsError
 from billing.refunds import call_refund
+from core.formatting import format_usd
 
 
 class Command(BaseCommand):

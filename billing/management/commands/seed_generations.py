@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.field_bounds import RETENTION_DAYS_MAX, SEED_COUNT_MAX, has_nul, whole_number
 from accounts.models import ApiKey, Organization
-from billing.seeding import generations_seed
+from bench.seeding import generations_seed
 
 
 def _counts(count: str, days: str) -> tuple[int, int]:

@@ -13,8 +13,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from accounts.key_env import key_env_problem
 from accounts.models import SavedKey
-from accounts.redaction import scrub
 from billing.models import Attempt, Generation
+from core.redaction import scrub
 from gateway.models import Provider
 
 BATCH = 1000

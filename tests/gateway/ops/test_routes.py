@@ -8,9 +8,9 @@ from typing import Any
 import httpx
 import pytest
 
-from billing.breaker import REDIS
 from billing.models import Generation
 from billing.recording import drain
+from core.breaker import REDIS
 from gateway.ops import exposition
 from tests.gateway.calls import ask, settled_world  # noqa: F401 - autouse
 from tests.gateway.conftest import World
