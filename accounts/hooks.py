@@ -5,7 +5,7 @@
 declares each need as a typed Protocol, and the owning app registers an implementation in its
 `AppConfig.ready()`:
 
-- `ProviderPlaces`, registered by `gateway` (`gateway.places`): the provider roots and
+- `ProviderPlaces`, registered by `gateway` (`gateway.catalog.places`): the provider roots and
   `name@region` places of the catalog. A saved provider key belongs to the organization, so it
   stays in accounts; the places it may be saved for are the catalog's, which is gateway's.
 - `KeySpend`, registered by `billing` (`billing.usage.with_spend`): API keys annotated with

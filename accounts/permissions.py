@@ -18,7 +18,7 @@ from django.shortcuts import redirect
 
 from accounts.models import Membership, Role
 
-SESSION_ORG = "momor_org_id"  # the key gateway.caller reads too
+SESSION_ORG = "momor_org_id"  # the key gateway.edge.caller reads too
 RANK = {Role.MEMBER: 0, Role.ADMIN: 1, Role.OWNER: 2}
 
 P = ParamSpec("P")

@@ -31,9 +31,9 @@ from gateway.catalog.rules import (
     Rule,
     RuleError,
 )
-from gateway.figures import figures_of
 from gateway.models import Model as CatalogModel
 from gateway.models import Offering, Provider, Region
+from gateway.routing.performance import figures_of
 
 
 def _https_formfield(field: models.Field[Any, Any], **kwargs: Any) -> forms.Field | None:

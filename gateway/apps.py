@@ -17,9 +17,9 @@ class GatewayConfig(AppConfig):
         # Imported once the models are loaded, as Django requires of modules that define or
         # query them.
         from billing.observers import watch
-        from gateway import figures
+        from gateway.catalog.places import CatalogPlaces
         from gateway.ops.setup import install
-        from gateway.places import CatalogPlaces
+        from gateway.routing import performance as figures
 
         register_provider_places(CatalogPlaces())
         watch(figures.observe)  # the sorts' figures, from each handed-off call
@@ -32,8 +32,8 @@ def configure_outbound() -> None:
     """Hand the outbound settings to the Django-free modules that use them."""
     from django.conf import settings
 
-    from gateway import google_auth
-    from gateway.outbound import networks
+    from gateway.upstream import google_auth
+    from gateway.upstream.outbound import networks
 
     try:
         allowed = networks(settings.MOMOR_OUTBOUND_ALLOW)

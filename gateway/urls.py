@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from gateway import generation_view, playground, views
+from gateway.edge import generation_view, playground, views
 
 urlpatterns = [
     path("v1/chat/completions", views.chat_completions, name="chat-completions"),

@@ -1,4 +1,4 @@
-"""ASGI entry point: first the bounds of a request's URL and headers (`gateway.head_limit`);
+"""ASGI entry point: first the bounds of a request's URL and headers (`gateway.edge.head_limit`);
 then over HTTP, the lean completions route for Bearer-key calls (its bodies bounded by the
 guard's limits), else the body-size guard, the operations routes (probes, metrics), then
 Django; Channels consumers over websockets."""
@@ -25,10 +25,10 @@ from django.urls import path  # noqa: E402
 
 from billing.consumers import GenerationFeed  # noqa: E402
 from core.asgi_types import ASGIApp  # noqa: E402
-from gateway.body_limit import BodyLimit, WebsocketMessageLimit  # noqa: E402
-from gateway.head_limit import HeadLimit  # noqa: E402
-from gateway.lean import LeanCompletions  # noqa: E402
-from gateway.lifespan import lifespan  # noqa: E402
+from gateway.edge.asgi_route import LeanCompletions  # noqa: E402
+from gateway.edge.body_limit import BodyLimit, WebsocketMessageLimit  # noqa: E402
+from gateway.edge.head_limit import HeadLimit  # noqa: E402
+from gateway.edge.lifespan import lifespan  # noqa: E402
 from gateway.ops.routes import OperationsRoutes  # noqa: E402
 from gateway.ops.setup import serve_metrics_port  # noqa: E402
 from momor import collector  # noqa: E402

@@ -228,7 +228,7 @@ SECURE_PROXY_SSL_HEADER = proxy_ssl_header(env_str("MOMOR_PROXY_SSL_HEADER"))
 MOMOR_CONTENT_SECURITY_POLICY = env_str("MOMOR_CONTENT_SECURITY_POLICY", CSP_DEFAULT)
 
 # The completions body limit of the spec (30 MiB); every other route has a smaller one, and
-# every body a time to arrive in (gateway/body_limit.py), both applied while it is read.
+# every body a time to arrive in (gateway/edge/body_limit.py), both applied while it is read.
 # Django's own check is a backstop behind them.
 MOMOR_MAX_BODY_BYTES = 30 * 1024 * 1024
 MOMOR_BODY_TIMEOUT = env_float("MOMOR_BODY_TIMEOUT", 60.0, above=0)
@@ -247,8 +247,9 @@ MOMOR_UPSTREAM_STREAM_HEADERS_TIMEOUT = env_float(
     "MOMOR_UPSTREAM_STREAM_HEADERS_TIMEOUT", 30.0, above=0
 )
 MOMOR_UPSTREAM_TRANSPORT = env_str("MOMOR_UPSTREAM_TRANSPORT", "http1")
-# Outbound requests to addresses users supply (gateway/outbound.py): the only token endpoint a
-# Vertex service account may name, and networks the guard lets through besides public ones.
+# Outbound requests to addresses users supply (gateway/upstream/outbound.py): the only token
+# endpoint a Vertex service account may name, and networks the guard lets through besides public
+# ones.
 MOMOR_GOOGLE_TOKEN_URL = env_str("MOMOR_GOOGLE_TOKEN_URL", "https://oauth2.googleapis.com/token")
 MOMOR_OUTBOUND_ALLOW = env_list("MOMOR_OUTBOUND_ALLOW", [])
 if MOMOR_UPSTREAM_TRANSPORT not in {"http1", "aiohttp", "httpx"}:

@@ -2,7 +2,7 @@
 
 Bodies. Daphne (Twisted) reads a request's whole body into memory or a temporary file before the
 application sees any of it, and answers `Expect: 100-continue` itself, so the ASGI guard
-(`gateway.body_limit`) alone would let a 40 MiB `Content-Length` be read in full and a chunked
+(`gateway.edge.body_limit`) alone would let a 40 MiB `Content-Length` be read in full and a chunked
 body that never ends be read forever. Daphne builds its requests from the class
 `daphne.http_protocol.WebRequest`, looked up when each connection opens; `install` puts a
 subclass there that applies the guard's limits while Twisted reads:
@@ -41,10 +41,10 @@ from twisted.internet import defer, reactor
 from twisted.internet.interfaces import IDelayedCall
 
 from billing import recording
-from gateway import upstream
-from gateway.body_limit import BodyLimit, request_timeout
-from gateway.errors import GatewayError, request_too_large, service_unavailable
-from gateway.lifespan import DRAIN_SECONDS
+from gateway.edge.body_limit import BodyLimit, request_timeout
+from gateway.edge.lifespan import DRAIN_SECONDS
+from gateway.request.errors import GatewayError, request_too_large, service_unavailable
+from gateway.upstream import pool
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +158,7 @@ async def _shut_down(daphne: server.Server) -> None:
         await recording.shutdown(DRAIN_SECONDS)
     finally:
         # Daphne's own cancellation comes next; the pool is closed whatever came before.
-        await upstream.close()
+        await pool.close()
     await defer.Deferred.asFuture(_kill_all_applications(daphne), asyncio.get_running_loop())
 
 

@@ -15,8 +15,8 @@ import pytest
 import redis
 import uvicorn
 
-from gateway.identity import Identities
-from gateway.state import STATE
+from gateway.catalog.state import STATE
+from gateway.request.identity import Identities
 from tests.redis_helpers import flush
 
 
@@ -55,7 +55,9 @@ def forget_state() -> None:
 
     from billing.admission import select
     from core.breaker import REDIS
-    from gateway import candidate_cache, figures, request_ids, sessions
+    from gateway.edge import request_ids
+    from gateway.routing import candidate_cache, sessions
+    from gateway.routing import performance as figures
 
     STATE.pause()
     for local in (figures, request_ids, sessions):

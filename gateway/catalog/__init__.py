@@ -1,4 +1,6 @@
-"""The provider catalog as a file: the shipped default and the loader that upserts one."""
+"""The provider catalog: as a file (the shipped default, the rules of its fields and the loader
+that upserts one), and in memory (`snapshot`, kept current with the callers' identities by
+`state`), with the provider places accounts' saved keys ask for."""
 
 from __future__ import annotations
 

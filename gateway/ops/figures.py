@@ -23,7 +23,7 @@ from billing.models import DeadLetter
 from core.breaker import REDIS, REDIS_DOWN
 from core.redis_client import SyncClient, sync_client
 from core.redis_keys import records_streams
-from gateway.state import STATE
+from gateway.catalog.state import STATE
 
 log = logging.getLogger(__name__)
 

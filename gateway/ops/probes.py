@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connection
 
 from billing import recording
-from gateway.state import STATE
+from gateway.catalog.state import STATE
 
 OK = "ok"
 NOT_USED = "not used"

@@ -13,16 +13,15 @@ from __future__ import annotations
 import logging
 import os
 import re
-from contextvars import ContextVar
 from typing import Any
 
 from billing.observers import HandedOff
 from billing.records import CallRecord
+from gateway.upstream.interface import TRACEPARENT
 
 log = logging.getLogger(__name__)
 
-# What goes upstream with each attempt of the call under way (gateway.upstream reads it).
-TRACEPARENT: ContextVar[str] = ContextVar("momor_traceparent", default="")
+# What goes upstream with each attempt of the call under way (gateway.upstream.pool reads it).
 _HEADER = re.compile(r"^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$")
 NO_TRACE, NO_SPAN = "0" * 32, "0" * 16
 

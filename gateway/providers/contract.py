@@ -348,7 +348,7 @@ class StreamTranslator(ABC):
 
     openai_chunks: ClassVar[bool] = False
     """The provider's events are Chat Completions chunks: one that carries nothing the
-    translator reads may be relayed as it was written (`gateway.passthrough`)."""
+    translator reads may be relayed as it was written (`gateway.relay.passthrough`)."""
 
     def __init__(self) -> None:
         self.state = StreamState()

@@ -1,7 +1,7 @@
 """Vertex AI: Gemini's translation on Vertex's URL, authenticated with an access token.
 
 The key (Momor's or a saved one) is a service account JSON, exchanged for an access token
-before the adapter runs (`gateway.credentials`): the target's secret is the token and
+before the adapter runs (`gateway.upstream.credentials`): the target's secret is the token and
 its project the account's `project_id`. The location is the offering's region, or `global` for
 the provider's root.
 

@@ -21,8 +21,8 @@ import httpx
 import pytest
 
 from accounts.models import Organization
-from gateway.snapshot import catalog_fingerprint
-from gateway.state import STATE
+from gateway.catalog.snapshot import catalog_fingerprint
+from gateway.catalog.state import STATE
 from tests.conftest import make_key, make_org
 from tests.fake_upstream_fixture import FakeUpstream
 from tests.gateway.conftest import World, build_catalog

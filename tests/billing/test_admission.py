@@ -175,7 +175,7 @@ def test_a_burst_of_first_calls_loads_the_key_spend_once(world: World, monkeypat
         time.sleep(0.5)
         load_key_spend(org_id, key_id, into)
 
-    monkeypatch.setattr("gateway.admission.load_key_spend", slow_load)
+    monkeypatch.setattr("gateway.relay.admit.load_key_spend", slow_load)
     with ThreadPoolExecutor(max_workers=12) as pool:
         answers = list(pool.map(lambda _: post_raw(world, MINI, key)[0], range(12)))
 

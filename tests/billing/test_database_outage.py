@@ -14,7 +14,7 @@ from django.db import connection
 
 from accounts.secrets import hash_api_key
 from billing.admission import select
-from gateway.state import STATE
+from gateway.catalog.state import STATE
 from tests.billing.conftest import HI, World
 from tests.conftest import make_key
 from tests.redis_helpers import flush

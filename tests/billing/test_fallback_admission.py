@@ -23,7 +23,7 @@ from billing.recording import drain
 from billing.replay import REPLAYER
 from core.breaker import REDIS
 from core.redis_keys import org_key
-from gateway.state import STATE
+from gateway.catalog.state import STATE
 from tests.billing.conftest import HI, World, child_env
 from tests.conftest import make_key, make_org
 from tests.processes import Gateway

@@ -22,7 +22,7 @@ from billing.replay import REPLAYER
 from billing.settlements import settlement_of
 from core.breaker import REDIS
 from core.redis_keys import org_group, org_key, records_stream
-from gateway.state import STATE
+from gateway.catalog.state import STATE
 from tests.billing.conftest import HI, World
 from tests.billing.test_redis_outage import own_redis, wait_served_by_redis  # noqa: F401
 from tests.conftest import make_key

@@ -22,7 +22,7 @@ from billing.models import EntryKind, Generation, LedgerEntry
 from billing.recording import drain
 from core.breaker import REDIS
 from core.redis_keys import org_key
-from gateway.state import STATE
+from gateway.catalog.state import STATE
 from tests.billing.conftest import HI, World
 from tests.conftest import make_key, make_org
 from tests.redis_helpers import client as redis_client

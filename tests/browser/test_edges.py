@@ -15,8 +15,8 @@ from accounts.invitations import invitation_send
 from accounts.models import Membership, Organization, Role, SavedKey
 from billing.models import Generation
 from billing.recording import drain
+from gateway.catalog.state import STATE
 from gateway.models import Provider
-from gateway.state import STATE
 from tests.browser.conftest import sign_in
 from tests.conftest import make_key, make_org, make_user
 from tests.gateway.conftest import World, model, offer

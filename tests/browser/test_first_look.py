@@ -19,8 +19,8 @@ from accounts.models import ApiKey
 from billing.ledger import ledger_post
 from billing.models import EntryKind
 from billing.recording import drain
+from gateway.catalog.state import STATE
 from gateway.models import Provider
-from gateway.state import STATE
 from tests.browser.conftest import screenshot
 from tests.conftest import make_key
 from tests.gateway.conftest import World

@@ -12,9 +12,9 @@ import orjson
 import pytest
 
 from accounts.models import Organization, SavedKey
+from gateway.catalog.snapshot import catalog_fingerprint
+from gateway.catalog.state import STATE
 from gateway.models import Offering
-from gateway.snapshot import catalog_fingerprint
-from gateway.state import STATE
 from tests.fake_upstream_fixture import FakeUpstream
 from tests.gateway.conftest import World
 

@@ -16,8 +16,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from accounts.models import Organization
+from gateway.catalog.state import STATE
 from gateway.models import Model, Offering, Provider, Region
-from gateway.state import STATE
 from tests.conftest import make_key, make_org
 from tests.fake_upstream_fixture import FakeUpstream
 

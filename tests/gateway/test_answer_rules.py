@@ -7,15 +7,15 @@ from typing import Any
 
 import pytest
 
-from gateway.answer_rules import AnswerRules, RuleBroken, read_answer_rules
-from gateway.errors import GatewayError
 from gateway.providers.contract import (
     ChatCompletionChunk,
     Event,
     StreamFailed,
     StreamTranslator,
 )
-from gateway.tool_rules import ToolRules, tool_rules
+from gateway.request.answer_rules import AnswerRules, RuleBroken, read_answer_rules
+from gateway.request.errors import GatewayError
+from gateway.request.tool_rules import ToolRules, tool_rules
 
 
 class Scripted(StreamTranslator):

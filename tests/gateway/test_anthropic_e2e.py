@@ -16,9 +16,9 @@ import pytest
 
 from billing.models import Generation
 from billing.recording import drain
+from gateway.catalog.snapshot import catalog_build, catalog_fingerprint
+from gateway.catalog.state import STATE
 from gateway.models import Provider
-from gateway.snapshot import catalog_build, catalog_fingerprint
-from gateway.state import STATE
 from testkit.fake_anthropic import fake_signature
 from tests.fake_upstream_fixture import FakeUpstream
 from tests.gateway.conftest import MOMOR_UPSTREAM_KEY, World, model, offer, provider

@@ -17,7 +17,7 @@ from gateway.providers.anthropic.request import request_body
 from gateway.providers.anthropic.response import failure, reply
 from gateway.providers.anthropic.stream import AnthropicStream
 from gateway.providers.contract import CannotCarry, Failure, StreamFailed, Target, Usage
-from gateway.sse import Decoder
+from gateway.relay.sse import Decoder
 from testkit.fake_anthropic import invalid
 
 FIXTURES = Path(__file__).parent / "fixtures" / "anthropic"

@@ -9,7 +9,7 @@ import httpx
 import orjson
 import pytest
 
-from gateway.state import STATE
+from gateway.catalog.state import STATE
 from testkit.fake_gemini import MID_STREAM, signature
 from tests.gateway.calls import settle as refresh
 from tests.gateway.conftest import MOMOR_UPSTREAM_KEY, World, model, offer, provider

@@ -13,7 +13,7 @@ from gateway.providers.contract import CannotCarry, Event, StreamFailed, Target,
 from gateway.providers.gemini.request import request_body
 from gateway.providers.gemini.response import failure_of, reply_of
 from gateway.providers.gemini.stream import GeminiStream
-from gateway.sse import Decoder
+from gateway.relay.sse import Decoder
 from testkit.fake_gemini import invalid
 
 FIXTURES = Path(__file__).parent / "fixtures" / "gemini"

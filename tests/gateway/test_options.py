@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from gateway.errors import GatewayError
-from gateway.options import ProviderPrefs, read_options, strip_routing
+from gateway.request.errors import GatewayError
+from gateway.request.options import ProviderPrefs, read_options, strip_routing
 
 PLACES = frozenset({"openai", "azure", "azure@eu", "mistral"})
 

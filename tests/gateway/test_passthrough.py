@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 import pytest
 
-from gateway.passthrough import Passthrough
+from gateway.relay.passthrough import Passthrough
 
 REQUEST_ID = "5f0c2a7e9b1d4c3a8e6f0a1b2c3d4e5f"
 

@@ -1,4 +1,4 @@
-"""The catalog's provider places, as accounts' saved keys ask for them (gateway.places, the
+"""The catalog's provider places, as accounts' saved keys ask for them (gateway.catalog.places, the
 `ProviderPlaces` hook that gateway registers for accounts)."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from accounts import hooks
+from gateway.catalog.places import CatalogPlaces
 from gateway.models import Provider, Region
-from gateway.places import CatalogPlaces
 
 pytestmark = pytest.mark.django_db
 

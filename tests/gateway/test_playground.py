@@ -1,4 +1,4 @@
-"""The playground page (gateway.playground): the catalog's models and selectors, each marked by
+"""The playground page (gateway.edge.playground): the catalog's models and selectors, each marked by
 whether the organization can call it, the default on one that can, and the CSRF cookie its
 calls need."""
 
@@ -9,8 +9,8 @@ from decimal import Decimal
 import pytest
 
 from accounts.models import SavedKey
+from gateway.edge.playground import Choice
 from gateway.models import Model, Offering, Provider
-from gateway.playground import Choice
 from tests.ui_helpers import signed_in
 
 pytestmark = pytest.mark.django_db

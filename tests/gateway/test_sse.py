@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 
-from gateway.sse import DONE, Decoder, Event, encode
+from gateway.relay.sse import DONE, Decoder, Event, encode
 
 
 def test_it_decodes_events_split_anywhere() -> None:

@@ -83,12 +83,12 @@ def test_it_no_longer_stops_the_refresh_for_every_organization(world: World) -> 
 
 def test_it_is_logged_once_without_its_secret(world: World, caplog: Any) -> None:
     assert world.post(ask()).status_code == 200  # the gateway now holds acme
-    with caplog.at_level(logging.ERROR, logger="gateway.identity"):
+    with caplog.at_level(logging.ERROR, logger="gateway.request.identity"):
         row = saved_before_rotation(world)
         for _ in range(3):
             settle()
         time.sleep(1)  # the gateway's own refresher reads it a few more times meanwhile
-    found = [r.getMessage() for r in caplog.records if r.name == "gateway.identity"]
+    found = [r.getMessage() for r in caplog.records if r.name == "gateway.request.identity"]
     assert len(found) == 1
     assert f"saved key {row.pk} " in found[0]
     assert "cannot be decrypted" in found[0]

@@ -8,7 +8,8 @@ import asyncio
 
 import pytest
 
-from gateway.upstream import AiohttpClient, AiohttpResponse, UpstreamError
+from gateway.upstream.aiohttp_client import AiohttpClient, AiohttpResponse
+from gateway.upstream.interface import UpstreamError
 
 HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
 EVENTS = [b'data: {"n": 1}\n\n', b'data: {"n": 2}\n\n']

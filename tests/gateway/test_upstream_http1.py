@@ -19,8 +19,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from gateway.upstream import UpstreamError
-from gateway.upstream_http1 import HIGH_WATER, Http1Client
+from gateway.upstream.http1_client import HIGH_WATER, Http1Client
+from gateway.upstream.interface import UpstreamError
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 OK = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"

@@ -9,7 +9,7 @@ import httpx
 import orjson
 import pytest
 
-from gateway.state import STATE
+from gateway.catalog.state import STATE
 from tests.gateway.calls import settle as refresh
 from tests.gateway.conftest import World, model, offer, provider, service_account
 

@@ -30,10 +30,10 @@ BEARER = "ya29.c0AfH6SMBx0123456789abcdefTokn"
 LOGGING = """
 import logging
 from accounts.models import SavedKey
-from gateway.snapshot import catalog_build
+from gateway.catalog.snapshot import catalog_build
 saved = SavedKey.objects.get().secret
 env_key = catalog_build().providers["anthropic"].momor_key
-log = logging.getLogger("gateway.failover")
+log = logging.getLogger("gateway.relay.failover")
 log.warning("provider said: %s", "Incorrect API key provided: " + saved)
 log.warning("upstream refused the key %s", env_key)
 log.warning("client sent %s with Authorization: Bearer %s", "{momor_key}", "{bearer}")

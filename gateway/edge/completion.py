@@ -1,0 +1,365 @@
+"""The completions endpoint, free of any web framework: the Django view and the lean ASGI
+route both call `complete`.
+
+Once the caller is known, every way a call ends (served, refused, failed inside Momor, the
+client gone at any point, admission included) hands its record to billing exactly once, and
+the record carries the call's reservation, so the record writer releases or settles it: a
+plain answer's record is handed off here, a stream's by `gateway.relay.streaming` when it ends."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+import orjson
+from django.conf import settings
+
+from billing.admission import Ticket
+from billing.recording import make_room, record_call
+from billing.records import CallRecord
+from gateway.catalog.snapshot import Catalog
+from gateway.catalog.state import STATE
+from gateway.edge.request_ids import request_id_claim, reused
+from gateway.ops import metrics
+from gateway.ops.tracing import TRACER
+from gateway.relay.admit import admit, count_refused
+from gateway.relay.attempts import Answer, Call
+from gateway.relay.failover import answer
+from gateway.relay.metadata import ended_metadata, refusal_metadata, wanted
+from gateway.relay.worst_case import worst_cost
+from gateway.request.errors import (
+    GatewayError,
+    internal_error,
+    invalid_value,
+    request_too_large,
+    unsupported_media_type,
+)
+from gateway.request.identity import Caller, now
+from gateway.request.options import CallOptions, read_options, requested_selectors, strip_routing
+from gateway.request.tags import NO_TAGS, CallTags, read_tags
+from gateway.routing import candidate_cache
+from gateway.routing.candidates import Candidate, Needs, Plan, candidates, needs_of, nothing_answers
+from gateway.routing.performance import figures_of
+from gateway.routing.selectors import AgeRules, resolve
+from gateway.routing.sessions import pin_of, session_moves, session_pin, stick
+from gateway.routing.trace import RoutingTrace
+
+log = logging.getLogger(__name__)
+
+REQUEST_ID = "X-Momor-Request-Id"
+CLIENT_REQUEST_ID = "X-Request-Id"
+RATE_LIMIT = "X-RateLimit-Limit"
+# orjson writes JSON at most this deep: a deeper body parses, but no adapter could send it on.
+MAX_DEPTH = 254
+
+
+async def complete(
+    request_id: str,
+    method: str,
+    content_type: str,
+    raw: bytes,
+    authenticate: Callable[[], Awaitable[Caller]],
+    headers: Mapping[str, str] | None = None,
+    traceparent: str = "",
+) -> Answer:
+    """One call to the completions endpoint, checked in the spec's order, routed and answered;
+    raises GatewayError for every refusal. `headers`: the call's tag headers (X-Request-Id,
+    X-Session-Id, HTTP-Referer, X-Title) by lowercase name; `traceparent`: the caller's W3C
+    trace header. Once the caller is known, every answer carries the rate-limit headers."""
+    if method != "POST":
+        raise GatewayError(405, "Use POST.", code="method_not_allowed")
+    if content_type != "application/json":
+        raise unsupported_media_type()
+    if len(raw) > settings.MOMOR_MAX_BODY_BYTES:
+        raise request_too_large(settings.MOMOR_MAX_BODY_BYTES)
+    body = _json_object(raw)
+    await make_room()
+    caller = await authenticate()
+    record = _new_record(request_id, caller, body)
+    TRACER.begin(record, traceparent)
+    route = Route(body, raw, caller, record, headers or {})
+    try:
+        answered = await _route(route)
+    except GatewayError as exc:
+        await _rated(exc, route)
+        await _refused(record, exc)
+        raise
+    except asyncio.CancelledError:
+        await _cancelled(route)
+        raise
+    except Exception as exc:
+        log.exception("completions call %s failed inside Momor", request_id)
+        await _failed_inside(record, exc)
+        raise await _rated(internal_error(), route) from None
+    answered.headers.update(route.echo)
+    if isinstance(answered.body, bytes):
+        await _hand_off(record)  # durable before the body is sent
+    return answered
+
+
+class Route:
+    """One call on its way: what it sent, what routing found, and what its answer echoes."""
+
+    def __init__(
+        self,
+        body: dict[str, Any],
+        raw: bytes,
+        caller: Caller,
+        record: CallRecord,
+        headers: Mapping[str, str],
+    ) -> None:
+        self.body, self.raw, self.caller, self.record = body, raw, caller, record
+        self.headers = headers
+        self.tags = NO_TAGS
+        self.plan = Plan()
+        self.echo: dict[str, str] = {}
+        self.trace = RoutingTrace() if wanted(headers) else None
+        self.answered: Answer | None = None
+        """The answer once a candidate gave it (a stream's is under way: it hands the record
+        off itself when it closes)."""
+
+
+async def _rated(exc: GatewayError, route: Route) -> GatewayError:
+    """The refusal with the rate-limit headers (counting the call if admission did not) and
+    the echoed X-Request-Id."""
+    exc.headers = {**route.echo, **(exc.headers or {})}
+    if RATE_LIMIT not in exc.headers:
+        ticket = route.record.ticket
+        rate = ticket.rate if ticket is not None else await count_refused(route.caller)
+        exc.headers.update(rate.headers())
+    return exc
+
+
+async def _cancelled(route: Route) -> None:
+    """The client went away. A stream already under way is closed, which hands its record off
+    (cancelled, billed for what it generated); any other call's record is handed off here."""
+    answered = route.answered
+    if answered is not None and not isinstance(answered.body, bytes):
+        await answered.body.aclose()  # type: ignore[attr-defined]  # an async generator
+        return
+    record = route.record
+    record.status, record.error = "cancelled", "The client went away before the answer."
+    await _hand_off(record)
+
+
+async def _hand_off(record: CallRecord) -> None:
+    """The call's record to billing (which settles its reservation): the one hand-off of this
+    module, made once per call, and awaited before the answer or the error is sent (the
+    record and charge are durable first)."""
+    await record_call(record)
+
+
+async def _route(route: Route) -> Answer:
+    caller, record, body = route.caller, route.record, route.body
+    try:
+        options, found = await _planned(route)
+    except GatewayError as exc:
+        if route.trace is not None:
+            _explained(exc, refusal_metadata(route.trace))
+        rate = await count_refused(caller)
+        await _claim(route, rate.headers())
+        raise _with_headers(exc, rate.headers()) from None
+    ticket = await _admitted(route, worst_cost(body, len(route.raw), found))
+    call = Call(record.request_id, strip_routing(body), len(route.raw), options, found, record)
+    call.trace = route.trace
+    try:
+        answered = await answer(call)
+    except GatewayError as exc:
+        _explained(exc, ended_metadata(call, None))
+        raise _with_headers(exc, ticket.rate.headers()) from None
+    answered.headers.update(ticket.rate.headers())
+    route.answered = answered
+    await _session_moves(route, found)
+    return answered
+
+
+async def _planned(route: Route) -> tuple[CallOptions, list[Candidate]]:
+    """The call's routing fields and tags, and its candidates in the order they are tried: a
+    session's own offering first, and only the first where the call allows no fallbacks."""
+    catalog = await STATE.ready()
+    body, caller, record = route.body, route.caller, route.record
+    record.selectors = requested_selectors(body)
+    _check_depth(body, route.raw)
+    options = read_options(body, catalog.places)
+    record.selectors, record.streamed = list(options.selectors), options.stream
+    route.tags = tags = _tagged(route)
+    rules = _age_rules(options, caller)
+    needs = needs_of(body)
+    key = candidate_cache.key_of(options, rules, needs) if route.trace is None else None
+    routed = candidate_cache.kept(key, catalog, caller.org) if key is not None else None
+    if routed is None:
+        routed = await _routed(route, catalog, options, rules, needs)
+        if key is not None:
+            candidate_cache.keep(key, routed)
+    route.plan.excluded, route.plan.by_price = list(routed.excluded), routed.by_price
+    record.routing = {"provider": routed.given, "excluded": route.plan.excluded}
+    found = routed.found
+    pin = await session_pin(caller.org.id, tags.session_id) if tags.session_id else None
+    found = stick(found, pin)
+    if route.trace is not None:
+        route.trace.routed(found, pin)
+    if not options.prefs.allow_fallbacks:
+        found = found[:1]
+    return options, found
+
+
+async def _routed(
+    route: Route, catalog: Catalog, options: CallOptions, rules: AgeRules, needs: Needs
+) -> candidate_cache.Routed:
+    """The call's candidates from the catalog, and what the filters left out."""
+    caller = route.caller
+    models = resolve(catalog, options.selectors, rules)
+    if route.trace is not None:
+        trace = route.trace
+        trace.catalog, trace.options, trace.rules, trace.models = catalog, options, rules, models
+        trace.needs, trace.org, trace.plan = needs, caller.org, route.plan
+    if not models:
+        raise nothing_answers(options)
+    figures = None
+    if options.prefs.sort != "price":
+        figures = await figures_of(o.id for m in models for o in m.offerings)
+    plan, given = route.plan, options.prefs.given()
+    route.record.routing = {"provider": given, "excluded": plan.excluded}  # a refusal's too
+    found = candidates(models, options, caller.org, needs, figures, plan)
+    return candidate_cache.Routed(catalog, caller.org, found, plan.excluded, plan.by_price, given)
+
+
+def _tagged(route: Route) -> CallTags:
+    tags = read_tags(route.headers, route.body)
+    if tags.request_id:
+        route.echo[CLIENT_REQUEST_ID] = tags.request_id
+    record = route.record
+    record.session_id, record.app, record.referer = tags.session_id, tags.app, tags.referer
+    return tags
+
+
+async def _admitted(route: Route, amount: Decimal) -> Ticket:
+    """Admission, then the X-Request-Id claim: a rate-limit refusal takes precedence and
+    claims nothing."""
+    try:
+        ticket = await _reserve(route.caller, route.record, amount)
+    except GatewayError as exc:
+        if exc.status != 429:
+            await _claim(route, exc.headers or {})
+        raise
+    await _claim(route, ticket.rate.headers())
+    return ticket
+
+
+async def _claim(route: Route, headers: dict[str, str]) -> None:
+    """Claim the call's X-Request-Id; one an earlier call of the organization sent is refused."""
+    client_id = route.tags.request_id
+    if not client_id:
+        return
+    record = route.record
+    if not await request_id_claim(record.organization_id, client_id, record.request_id):
+        raise _with_headers(reused(client_id), headers)
+    record.client_request_id = client_id
+
+
+async def _session_moves(route: Route, found: list[Candidate]) -> None:
+    """The session now stays on the offering and key that served it."""
+    session_id, record = route.tags.session_id, route.record
+    if not session_id or not record.attempts:
+        return
+    served = record.attempts[-1]
+    for candidate in found:
+        offering = candidate.offering
+        if (offering.model_id, offering.provider.name, offering.region, candidate.key_source) == (
+            served.model,
+            served.provider,
+            served.region,
+            served.key_source,
+        ):
+            await session_moves(record.organization_id, session_id, pin_of(candidate))
+            return
+
+
+async def _reserve(caller: Caller, record: CallRecord, amount: Decimal) -> Ticket:
+    """Admit the call and attach its reservation to its record; a client that goes away while
+    admission runs does not stop it, so a reservation made is attached all the same (and
+    released with the record) instead of being held until it expires."""
+    admitting = asyncio.ensure_future(admit(caller, record.request_id, amount))
+    try:
+        record.ticket = await asyncio.shield(admitting)
+    except asyncio.CancelledError:
+        await asyncio.wait({admitting})
+        if not admitting.cancelled() and admitting.exception() is None:
+            record.ticket = admitting.result()
+            metrics.reserved()
+        raise
+    metrics.reserved()
+    return record.ticket
+
+
+def _explained(exc: GatewayError, metadata: dict[str, Any] | None) -> None:
+    if metadata is not None:
+        exc.extra = {**(exc.extra or {}), "momor_metadata": metadata}
+
+
+def _with_headers(exc: GatewayError, headers: dict[str, str]) -> GatewayError:
+    exc.headers = {**headers, **(exc.headers or {})}
+    return exc
+
+
+def _json_object(raw: bytes) -> dict[str, Any]:
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise invalid_value("The body is not a JSON object: it does not parse as JSON.") from None
+    if not isinstance(body, dict):
+        raise invalid_value("The body is not a JSON object.")
+    return body
+
+
+def _check_depth(body: dict[str, Any], raw: bytes) -> None:
+    """Refuse a body nested deeper than Momor can send on; a body with fewer brackets than
+    that cannot be, so only the rare one with many is encoded to find out."""
+    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
+        return
+    try:
+        orjson.dumps(body)
+    except orjson.JSONEncodeError:
+        raise invalid_value(
+            f"The body nests arrays and objects more than {MAX_DEPTH} levels deep; "
+            "Momor cannot send it on."
+        ) from None
+
+
+def _age_rules(options: CallOptions, caller: Caller) -> AgeRules:
+    prefs, org = options.prefs, caller.org
+    return AgeRules(
+        allow_deprecated=org.allow_deprecated if prefs.deprecated is None else prefs.deprecated,
+        max_age=prefs.max_age if prefs.max_age_given else org.max_age,
+        today=date.today(),  # noqa: DTZ011 - release dates are calendar days
+    )
+
+
+def _new_record(request_id: str, caller: Caller, body: dict[str, Any]) -> CallRecord:
+    return CallRecord(
+        request_id=request_id,
+        organization_id=caller.org.id,
+        api_key_id=caller.key.id if caller.key else None,
+        user_id=caller.user_id,
+        selectors=[],
+        streamed=body.get("stream") is True,
+        created_at=now(),
+    )
+
+
+async def _refused(record: CallRecord, exc: GatewayError) -> None:
+    """Recorded before the error is sent."""
+    record.status = "failed" if record.attempts else "refused"
+    record.http_status = exc.status
+    record.error = exc.message
+    await _hand_off(record)
+
+
+async def _failed_inside(record: CallRecord, exc: Exception) -> None:
+    record.status, record.http_status = "failed", 500
+    record.error = f"Momor failed to handle this call ({type(exc).__name__}); it has been logged."
+    await _hand_off(record)

@@ -1,0 +1,177 @@
+"""Admitting a call before it is tried: its key's rate limit and a reservation of its worst
+cost against the organization's available credit (and the key's own credit limit)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import replace
+from decimal import Decimal
+from functools import partial
+
+from django.conf import settings
+from django.db import DatabaseError
+from redis.exceptions import RedisError
+
+from billing.admission import NeedBalance, NeedKeySpend, RateState, Refused, Ticket
+from billing.admission.base import AdmissionStore, AdmitRequest
+from billing.admission.select import admission_store, local_store, store
+from billing.admission.sync import key_tag, load_balance, load_key_spend
+from billing.cost import from_units, to_units
+from core import dbthread
+from core.breaker import maybe_carried_out
+from gateway.request.errors import GatewayError
+from gateway.request.identity import Caller
+
+log = logging.getLogger(__name__)
+
+# Renewals under way, held so that a task is not collected before it ends.
+_renewing: set[asyncio.Task[None]] = set()
+# Loads from the database under way, by what they load: the calls that need the same one
+# (a burst on a key seen for the first time) wait for it together.
+_loading: dict[tuple[object, ...], asyncio.Future[None]] = {}
+
+
+def _rate_limit(caller: Caller) -> int:
+    if caller.key is not None and caller.key.rate_limit:
+        return caller.key.rate_limit
+    return settings.MOMOR_RATE_LIMIT_PER_MINUTE
+
+
+def _request(caller: Caller, request_id: str, amount: Decimal) -> AdmitRequest:
+    key = caller.key
+    limit = key.credit_limit if key is not None else None
+    return AdmitRequest(
+        reservation_id=request_id,
+        org_id=caller.org.id,
+        key_tag=key_tag(key.id if key else None, caller.user_id),
+        amount=max(to_units(amount), 0),  # one below zero would add to the available credit
+        rate_limit=_rate_limit(caller),
+        key_credit_limit=to_units(limit) if limit is not None else None,
+        now_ms=int(time.time() * 1000),
+        ttl_ms=settings.MOMOR_RESERVATION_TTL_SECONDS * 1000,
+    )
+
+
+async def admit(caller: Caller, request_id: str, amount: Decimal) -> Ticket:
+    request = _request(caller, request_id, amount)
+    chosen, in_doubt = admission_store(), False
+    for _ in range(5):
+        try:
+            ticket = await chosen.admit(request)
+            return replace(ticket, in_doubt=True) if in_doubt else ticket
+        except (NeedBalance, NeedKeySpend) as missing:
+            await _load(caller, chosen, missing)
+        except Refused as refused:
+            raise refusal(refused, amount) from None
+        except RedisError as exc:
+            log.warning("Redis unreachable (%s): admitting on this process's own counters", exc)
+            chosen, in_doubt = local_store(), maybe_carried_out(exc)
+    raise _cannot_check()
+
+
+async def _load(caller: Caller, into: AdmissionStore, missing: Exception) -> None:
+    """Load what the store lacks from the database. It runs inside the admit loop's `except`
+    clause, where that loop's other handlers do not apply: a database error here (PostgreSQL
+    down, or not answering in time) is the 503 of a credit that cannot be checked."""
+    org_id, key_id = caller.org.id, (caller.key.id if caller.key else 0)
+    what: tuple[object, ...]
+    if isinstance(missing, NeedBalance):
+        load, what = partial(load_balance, org_id, into), ("balance", org_id)
+    else:
+        load, what = partial(load_key_spend, org_id, key_id, into), ("key", org_id, key_id)
+    try:
+        await asyncio.shield(_shared_load(load, (asyncio.get_running_loop(), into, *what)))
+    except DatabaseError:
+        raise _cannot_check() from None
+    except RedisError as exc:  # the store's next admit meets it too, and moves to our own
+        log.warning("Redis unreachable while loading credit (%s)", exc)
+
+
+def _shared_load(load: partial[None], what: tuple[object, ...]) -> asyncio.Future[None]:
+    """The load under way for `what`, else a new one."""
+    pending = _loading.get(what)
+    if pending is None:
+        pending = _loading[what] = asyncio.ensure_future(dbthread.lookup(load))
+        pending.add_done_callback(partial(_loaded, what))
+    return pending
+
+
+def _loaded(what: tuple[object, ...], done: asyncio.Future[None]) -> None:
+    del _loading[what]
+    if not done.cancelled():
+        done.exception()  # retrieved: each waiter has it, and one that left does not need it
+
+
+def _cannot_check() -> GatewayError:
+    return GatewayError(503, "Momor cannot check credits right now.", type="server_error")
+
+
+async def count_refused(caller: Caller) -> RateState:
+    """A call refused after its key was known still counts against the key's window."""
+    limit = _rate_limit(caller)
+    if limit <= 0:
+        return RateState()
+    tag = key_tag(caller.key.id if caller.key else None, caller.user_id)
+    try:
+        return await admission_store().count(caller.org.id, tag, limit, int(time.time() * 1000))
+    except RedisError:
+        return await local_store().count(caller.org.id, tag, limit, int(time.time() * 1000))
+
+
+def refusal(refused: Refused, amount: Decimal) -> GatewayError:
+    headers = refused.rate.headers()
+    if refused.reason == "rate":
+        now = refused.now_ms // 1000 if refused.now_ms is not None else int(time.time())
+        wait = max((refused.rate.reset or 0) - now, 1)
+        return GatewayError(
+            429,
+            f"Too many requests: this key may make {refused.rate.limit} a minute. "
+            f"Retry after {wait} seconds.",
+            type="rate_limit_error",
+            code="rate_limit_exceeded",
+            headers=headers | {"Retry-After": str(wait)},
+        )
+    if refused.reason == "key_credits":
+        message = "This key has reached its credit limit."
+    else:
+        message = (
+            f"Insufficient credits: this call may cost up to ${from_units(to_units(amount))} "
+            "and the organization's available credit does not cover it."
+        )
+    return GatewayError(
+        402, message, type="insufficient_quota", code="insufficient_credits", headers=headers
+    )
+
+
+class Renewal:
+    """Keeps a long call's reservation held while it runs: every third of the reservation's
+    time to live, it is renewed from a task of its own, so the call never waits on the store.
+    `tick` is cheap (one clock read) and made on each read of a stream and before each try."""
+
+    def __init__(self, ticket: Ticket | None, since: float) -> None:
+        self.ticket = ticket
+        self.every = settings.MOMOR_RESERVATION_TTL_SECONDS / 3
+        self.due = since + self.every
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        if self.ticket is None or now < self.due:
+            return
+        self.due = now + self.every
+        task = asyncio.get_running_loop().create_task(_renew(self.ticket))
+        _renewing.add(task)
+        task.add_done_callback(_renewing.discard)
+
+
+async def _renew(ticket: Ticket) -> None:
+    held = store() if ticket.shared else local_store()
+    ttl_ms = settings.MOMOR_RESERVATION_TTL_SECONDS * 1000
+    try:
+        renewed = await held.renew(ticket, int(time.time() * 1000), ttl_ms)
+    except RedisError as exc:
+        log.warning("could not renew the reservation of call %s (%s)", ticket.id, exc)
+        return
+    if not renewed:
+        log.warning("the reservation of call %s expired before it was renewed", ticket.id)
