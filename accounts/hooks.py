@@ -8,7 +8,7 @@ declares each need as a typed Protocol, and the owning app registers an implemen
 - `ProviderPlaces`, registered by `gateway` (`gateway.catalog.places`): the provider roots and
   `name@region` places of the catalog. A saved provider key belongs to the organization, so it
   stays in accounts; the places it may be saved for are the catalog's, which is gateway's.
-- `KeySpend`, registered by `billing` (`billing.usage.with_spend`): API keys annotated with
+- `KeySpend`, registered by `billing` (`billing.usage.reads.with_spend`): API keys annotated with
   what each has spent. The keys page belongs with the keys; what a key spent is read from
   billing's records.
 

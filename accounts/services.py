@@ -102,7 +102,8 @@ def organization_check_slug(slug: str) -> None:
 
 
 def organization_create(*, slug: str, name: str = "", zdr_hold: bool = False) -> Organization:
-    """Create an organization, with no credits (`billing.organizations` creates a funded one)."""
+    """Create an organization, with no credits (`billing.ledger.organizations` creates a funded
+    one)."""
     organization_check_slug(slug)
     _check_text("organization's name", name, 200)
     try:

@@ -14,8 +14,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from billing.models import Attempt, Generation
-from billing.partitions import partitions_ensure
-from billing.rollups import rollups_rebuild
+from billing.retention.partitions import partitions_ensure
+from billing.usage.rollups import rollups_rebuild
 
 BATCH = 250_000
 SQLITE_BATCH = 5_000

@@ -15,7 +15,13 @@ from django.db.models import Min, Q, QuerySet
 from django.http import HttpRequest
 
 from accounts.models import Organization
-from billing.credits import KEY_MAX, CreditsError, credits_post, credits_replayed, operator_key
+from billing.ledger.credits import (
+    KEY_MAX,
+    CreditsError,
+    credits_post,
+    credits_replayed,
+    operator_key,
+)
 from billing.models import (
     MONEY_DIGITS,
     MONEY_PLACES,

@@ -24,9 +24,9 @@ from accounts.api_auth import HasOrganization, ManagementKeyAuthentication
 from accounts.field_bounds import as_utc, day_in_range, day_range_text, has_nul
 from accounts.models import Role
 from billing.admission import store
-from billing.cost import from_units, to_units
-from billing.lookup import generation_data
+from billing.calls.cost import from_units, to_units
 from billing.models import Attempt, Generation, LedgerEntry
+from billing.usage.lookup import generation_data
 from core.formatting import money
 
 AUTH = [ManagementKeyAuthentication, SessionAuthentication]

@@ -14,7 +14,7 @@ class BillingConfig(AppConfig):
 
     def ready(self) -> None:
         # Imported once the models are loaded, as Django requires of modules that query them.
-        from billing.usage import with_spend
+        from billing.usage.reads import with_spend
 
         register_key_spend(with_spend)
         post_migrate.connect(_partitions_ensure, sender=self)
@@ -24,7 +24,7 @@ def _partitions_ensure(using: str, **kwargs: Any) -> None:
     """The coming months' partitions of the call records exist once migrations have run."""
     from django.db import connections
 
-    from billing.partitions import partitions_ensure
+    from billing.retention.partitions import partitions_ensure
 
     db = connections[using]
     if "billing_generation" in db.introspection.table_names():

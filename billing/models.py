@@ -346,7 +346,7 @@ class DeadLetter(models.Model):
 class DailyRollup(models.Model):
     """The sums of an organization's generations of one day (in Momor's time zone), per model,
     provider, API key and calling app: what the overview, usage, billing and key spend read.
-    Kept by the recording in the generation's own transaction (`billing.rollups`)."""
+    Kept by the recording in the generation's own transaction (`billing.usage.rollups`)."""
 
     organization = models.ForeignKey(
         Organization, on_delete=models.CASCADE, related_name="daily_rollups"
@@ -391,7 +391,7 @@ class DailyRollup(models.Model):
 class DroppedCall(models.Model):
     """A call whose generation the retention dropped: its request id, kept a while past the
     retention so that its record, delivered again, is not stored a second time
-    (`billing.dropped`)."""
+    (`billing.retention.dropped`)."""
 
     request_id = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(db_index=True)

@@ -16,7 +16,7 @@ class GatewayConfig(AppConfig):
     def ready(self) -> None:
         # Imported once the models are loaded, as Django requires of modules that define or
         # query them.
-        from billing.observers import watch
+        from billing.calls.observers import watch
         from gateway.catalog.places import CatalogPlaces
         from gateway.ops.setup import install
         from gateway.routing import performance as figures

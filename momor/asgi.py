@@ -23,7 +23,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.conf import settings  # noqa: E402
 from django.urls import path  # noqa: E402
 
-from billing.consumers import GenerationFeed  # noqa: E402
+from billing.live.consumers import GenerationFeed  # noqa: E402
 from core.asgi_types import ASGIApp  # noqa: E402
 from gateway.edge.asgi_route import LeanCompletions  # noqa: E402
 from gateway.edge.body_limit import BodyLimit, WebsocketMessageLimit  # noqa: E402

@@ -1,7 +1,7 @@
 """The Celery application; its broker is MOMOR_BROKER_URL's, else the single Redis of
 MOMOR_CACHE_REDIS_URL or REDIS_URL (none in embedded mode). With REDIS_URL every worker also
-consumes the records streams (billing.stream) on a thread of its own, so the operator runs
-`celery -A momor worker` and nothing else."""
+consumes the records streams (billing.storing.stream_consumer) on a thread of its own, so the
+operator runs `celery -A momor worker` and nothing else."""
 
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ kombu_redis.Transport.connection_errors = (*kombu_redis.Transport.connection_err
 app = Celery("momor")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+# Billing's tasks live with the storing they do (billing/storing/tasks.py), not at the app's top.
+app.autodiscover_tasks(["billing.storing"])
 
 # Records queued as Celery messages by earlier versions are dataclasses encoded by orjson
 # (Celery's json serializer wants plain dicts, built in Python on every call).
@@ -56,8 +58,8 @@ class RecordsConsumerStep(bootsteps.StartStopStep):
     def start(self, worker: Any) -> None:
         from django.conf import settings
 
-        from billing.maintenance import records_maintain_quietly
-        from billing.stream import ConsumerThread
+        from billing.retention.maintenance import records_maintain_quietly
+        from billing.storing.stream_consumer import ConsumerThread
 
         records_maintain_quietly()
         if settings.REDIS_URL:

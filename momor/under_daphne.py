@@ -40,7 +40,7 @@ from django.conf import settings
 from twisted.internet import defer, reactor
 from twisted.internet.interfaces import IDelayedCall
 
-from billing import recording
+from billing.recording import hand_off as recording
 from gateway.edge.body_limit import BodyLimit, request_timeout
 from gateway.edge.lifespan import DRAIN_SECONDS
 from gateway.request.errors import GatewayError, request_too_large, service_unavailable

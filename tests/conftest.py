@@ -20,7 +20,7 @@ pytest_plugins = ["tests.fake_upstream_fixture", "tests.server_fixture"]
 def make_org(slug: str, *, credits: Decimal = Decimal(0), **policy: object) -> Organization:
     org = Organization.objects.create(slug=slug, name=slug.title(), **policy)
     if credits:
-        from billing.ledger import ledger_post
+        from billing.ledger.posting import ledger_post
         from billing.models import EntryKind
 
         ledger_post(organization_id=org.pk, kind=EntryKind.TOPUP, amount=credits)

@@ -119,7 +119,7 @@ class Worker(Process):
 
     def wait_ready(self, redis_url: str, timeout: float = 60) -> None:
         """Until its records consumer has joined the group (it names itself after its pid)."""
-        from billing.stream import GROUP
+        from billing.storing.stream_consumer import GROUP
         from core.redis_keys import records_stream
         from tests.redis_helpers import client as redis_client
 

@@ -106,7 +106,7 @@ def gateway(gateway_server: GatewayServer, transactional_db: None) -> Iterator[s
     forget_state()
     STATE.paused = False
     yield gateway_server.url
-    from billing.recording import drain
+    from billing.recording.hand_off import drain
 
     drain()
     forget_state()

@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import ApiKey, Organization, SavedKey
-from billing.ledger import ledger_sum
+from billing.ledger.posting import ledger_sum
 from billing.models import Attempt, EntryKind, Generation, GenerationStatus, LedgerEntry
 from core.paging import planner_estimate
 from gateway.models import Model, Offering, Provider, Region

@@ -32,9 +32,9 @@ from accounts.models import (
     deployment_salt,
 )
 from accounts.secrets import encrypt_secret, hash_api_key, new_api_key, visible_prefix
-from billing.lookup import generation_detail
 from billing.models import Attempt, EntryKind, Generation, LedgerEntry
-from billing.rollups import rollup_add
+from billing.usage.lookup import generation_detail
+from billing.usage.rollups import rollup_add
 from gateway.models import Model, Provider, Region
 from tests.conftest import make_key
 from tests.ui_helpers import signed_in

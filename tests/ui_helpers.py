@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from accounts.models import ApiKey, Organization
 from billing.models import Attempt, Generation
-from billing.rollups import rollup_add
+from billing.usage.rollups import rollup_add
 
 
 def streamed(response: Any) -> str:

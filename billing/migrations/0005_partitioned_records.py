@@ -1,4 +1,4 @@
-"""Generations and attempts partitioned by month on PostgreSQL (billing.partitions), and the
+"""Generations and attempts partitioned by month on PostgreSQL (billing.retention.partitions), and the
 daily usage they roll up into, filled from the generations already stored."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def _attempt_moments(apps: Any, schema_editor: Any) -> None:
 
 
 def _partition(apps: Any, schema_editor: Any) -> None:
-    from billing.partitions import table_partition
+    from billing.retention.partitions import table_partition
 
     if schema_editor.connection.vendor == "postgresql":
         for table in ("billing_generation", "billing_attempt"):
@@ -28,7 +28,7 @@ def _partition(apps: Any, schema_editor: Any) -> None:
 
 
 def _daily_rollups(apps: Any, schema_editor: Any) -> None:
-    from billing.rollups import slotted
+    from billing.usage.rollups import slotted
 
     Generation = apps.get_model("billing", "Generation")
     DailyRollup = apps.get_model("billing", "DailyRollup")

@@ -1,11 +1,11 @@
 """Indexes for the admin's filters and search over every organization's generations, built
-partition by partition without holding the recording's writes (billing.partitions)."""
+partition by partition without holding the recording's writes (billing.retention.partitions)."""
 
 from __future__ import annotations
 
 from django.db import migrations, models
 
-from billing.partitions import AddPartitionedIndex
+from billing.retention.partitions import AddPartitionedIndex
 
 
 class Migration(migrations.Migration):

@@ -19,10 +19,10 @@ from accounts.field_bounds import has_nul
 from accounts.models import Membership, Role
 from accounts.permissions import role_required
 from accounts.views.helpers import is_htmx
-from billing.forms import GenerationFilterForm
-from billing.keyset import keyset_page
 from billing.models import Attempt, Generation, GenerationQuerySet
-from billing.usage import generations_csv, seen_values
+from billing.usage.keyset import keyset_page
+from billing.usage.reads import generations_csv, seen_values
+from billing.views.forms import GenerationFilterForm
 
 
 def _filter_form(request: HttpRequest, membership: Membership) -> GenerationFilterForm:

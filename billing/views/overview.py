@@ -12,7 +12,7 @@ from django.utils import timezone
 from accounts.models import ApiKey, Membership, Role
 from accounts.permissions import can_see_all_keys, role_required
 from billing.models import Generation
-from billing.usage import usage_totals
+from billing.usage.reads import usage_totals
 
 
 @role_required(Role.MEMBER)

@@ -8,8 +8,8 @@ from django.shortcuts import render
 
 from accounts.models import Membership, Role
 from accounts.permissions import role_required
-from billing.forms import UsageForm
-from billing.usage import daily_usage
+from billing.usage.reads import daily_usage
+from billing.views.forms import UsageForm
 
 
 @role_required(Role.MEMBER)

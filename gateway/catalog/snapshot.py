@@ -13,7 +13,7 @@ from django.db.models import Count, Max
 
 from accounts.key_env import key_env_problem
 from accounts.secrets import UnreadableSecret
-from billing.cost import floor
+from billing.calls.cost import floor
 from core.redaction import note_secret
 from gateway.models import Model, Offering, Provider, Region
 from gateway.providers import adapter_for

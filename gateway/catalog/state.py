@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import DatabaseError
 from redis.exceptions import RedisError
 
-from billing.admission.sync import admission_sync
+from billing.ledger.admission_sync import admission_sync
 from core import dbthread
 from gateway.catalog.snapshot import Catalog, catalog_build, catalog_fingerprint
 from gateway.request.errors import service_unavailable

@@ -19,8 +19,8 @@ import orjson
 from django.conf import settings
 
 from billing.admission import Ticket
-from billing.recording import make_room, record_call
-from billing.records import CallRecord
+from billing.calls.records import CallRecord
+from billing.recording.hand_off import make_room, record_call
 from gateway.catalog.snapshot import Catalog
 from gateway.catalog.state import STATE
 from gateway.edge.request_ids import request_id_claim, reused

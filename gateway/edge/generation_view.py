@@ -6,7 +6,7 @@ import orjson
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 
-from billing.lookup import generation_detail
+from billing.usage.lookup import generation_detail
 from core import dbthread
 from gateway.edge.caller import authenticate
 from gateway.edge.views import error_response

@@ -16,7 +16,7 @@ from typing import Any
 
 from django.conf import settings
 
-from billing import recording
+from billing.recording import hand_off as recording
 from core.asgi_types import Receive, Scope, Send
 from gateway.upstream import pool
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 
-from billing.observers import HandedOff
+from billing.calls.observers import HandedOff
 
 log = logging.getLogger("momor.calls")
 

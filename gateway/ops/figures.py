@@ -17,9 +17,9 @@ from django.db import DatabaseError
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from billing import recording
-from billing.journal import SUFFIX
 from billing.models import DeadLetter
+from billing.recording import hand_off as recording
+from billing.recording.journal import SUFFIX
 from core.breaker import REDIS, REDIS_DOWN
 from core.redis_client import SyncClient, sync_client
 from core.redis_keys import records_streams

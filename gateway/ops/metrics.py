@@ -13,9 +13,9 @@ from typing import Any
 from django.conf import settings
 from prometheus_client import Counter, Gauge, Histogram
 
-from billing.cost import NANO
-from billing.observers import HandedOff
-from billing.records import AttemptRecord, CallRecord
+from billing.calls.cost import NANO
+from billing.calls.observers import HandedOff
+from billing.calls.records import AttemptRecord, CallRecord
 from gateway.ops.tally import TALLY
 
 # Seconds: a plain call's answer is usually under a second, a long completion minutes.

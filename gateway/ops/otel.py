@@ -13,8 +13,8 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_context
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from billing.observers import HandedOff
-from billing.records import AttemptRecord, CallRecord
+from billing.calls.observers import HandedOff
+from billing.calls.records import AttemptRecord, CallRecord
 from gateway.ops.metrics import place_of
 
 _PROPAGATOR = TraceContextTextMapPropagator()

@@ -13,7 +13,7 @@ import redis.asyncio as aioredis
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connection
 
-from billing import recording
+from billing.recording import hand_off as recording
 from gateway.catalog.state import STATE
 
 OK = "ok"

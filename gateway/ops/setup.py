@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from billing.observers import watch
+from billing.calls.observers import watch
 from gateway.ops import calllog, exposition, metrics, tracing
 
 

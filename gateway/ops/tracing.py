@@ -15,8 +15,8 @@ import os
 import re
 from typing import Any
 
-from billing.observers import HandedOff
-from billing.records import CallRecord
+from billing.calls.observers import HandedOff
+from billing.calls.records import CallRecord
 from gateway.upstream.interface import TRACEPARENT
 
 log = logging.getLogger(__name__)

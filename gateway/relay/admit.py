@@ -17,8 +17,8 @@ from redis.exceptions import RedisError
 from billing.admission import NeedBalance, NeedKeySpend, RateState, Refused, Ticket
 from billing.admission.base import AdmissionStore, AdmitRequest
 from billing.admission.select import admission_store, local_store, store
-from billing.admission.sync import key_tag, load_balance, load_key_spend
-from billing.cost import from_units, to_units
+from billing.calls.cost import from_units, to_units
+from billing.ledger.admission_sync import key_tag, load_balance, load_key_spend
 from core import dbthread
 from core.breaker import maybe_carried_out
 from gateway.request.errors import GatewayError

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from billing.cost import charged, tokens_cost_parts
-from billing.record_building import estimated_tokens
-from billing.records import TokenCounts
+from billing.calls.building import estimated_tokens
+from billing.calls.cost import charged, tokens_cost_parts
+from billing.calls.records import TokenCounts
 from gateway.providers.contract import TOKEN_CEILING, CompletionUsage, Usage
 
 PROVIDER_NATIVE = "provider_native"

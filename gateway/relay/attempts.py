@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from billing.record_building import Offer, Served, attempt_failed, attempt_served, new_attempt
-from billing.records import CallRecord, TokenCounts
+from billing.calls.building import Offer, Served, attempt_failed, attempt_served, new_attempt
+from billing.calls.records import CallRecord, TokenCounts
 from core.redaction import scrub
 from gateway.providers.contract import CompletionUsage, Failure, Target, Usage
 from gateway.relay.admit import Renewal

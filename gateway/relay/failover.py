@@ -14,8 +14,8 @@ from typing import Any
 import orjson
 from django.conf import settings
 
-from billing.record_building import call_served, estimated_tokens
-from billing.records import TokenCounts
+from billing.calls.building import call_served, estimated_tokens
+from billing.calls.records import TokenCounts
 from gateway.providers import adapter_for
 from gateway.providers.contract import Adapter, CannotCarry, Failure, Reply, chat_request
 from gateway.relay.admit import Renewal

@@ -13,10 +13,10 @@ from collections.abc import AsyncIterator
 
 from django.conf import settings
 
-from billing.progress import ProgressMarks
-from billing.record_building import Served, estimated_tokens, stream_ended, stream_interrupted
-from billing.recording import record_call
-from billing.records import CallRecord, TokenCounts
+from billing.calls.building import Served, estimated_tokens, stream_ended, stream_interrupted
+from billing.calls.records import CallRecord, TokenCounts
+from billing.recording.hand_off import record_call
+from billing.recording.progress import ProgressMarks
 from gateway.providers.contract import (
     ChatCompletionChunk,
     Event,

@@ -8,7 +8,7 @@ its candidates of what each would be sent and could answer.
   budget), no more than the model's `max_output_tokens`; where no ceiling is sent, the model's
   `max_output_tokens`, else MOMOR_RESERVE_COMPLETION_TOKENS; times the answers asked for (`n`).
 - Prices: prompt tokens at the dearest of the prompt, cache-read and cache-write prices; on
-  the organization's own key, the BYOK fee of that (as `billing.cost.call_cost` charges)."""
+  the organization's own key, the BYOK fee of that (as `billing.calls.cost.call_cost` charges)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from typing import Any
 
 from django.conf import settings
 
-from billing.cost import MILLION, byok_fee, floor
+from billing.calls.cost import MILLION, byok_fee, floor
 from gateway.catalog.snapshot import OfferingInfo
 from gateway.providers import REGISTRY, adapter_for
 from gateway.providers.contract import Adapter, Target, chat_request

@@ -13,8 +13,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from billing.observers import HandedOff
-from billing.records import AttemptRecord
+from billing.calls.observers import HandedOff
+from billing.calls.records import AttemptRecord
 from core.shared_state import Unshared, shared
 
 WINDOW_MINUTES = 15

@@ -13,7 +13,7 @@ from django.test import Client
 
 from accounts.models import ApiKey, Membership, Organization, Role, SavedKey
 from accounts.permissions import SESSION_ORG
-from billing.ledger import ledger_post
+from billing.ledger.posting import ledger_post
 from billing.models import EntryKind
 from tests.conftest import make_key, make_user
 from tests.ui_helpers import make_generation, signed_in, streamed

@@ -7,7 +7,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from accounts import hooks
-from billing.usage import with_spend
+from billing.usage.reads import with_spend
 
 
 def test_billing_registers_the_spend_of_keys() -> None:

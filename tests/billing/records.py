@@ -7,7 +7,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from billing.records import AttemptRecord, CallRecord, TokenCounts
+from billing.calls.records import AttemptRecord, CallRecord, TokenCounts
 
 PRICES = {"prompt": "1.25", "completion": "10", "cache_read": "0", "cache_write": "0"}
 

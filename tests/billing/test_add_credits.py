@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from accounts.models import Organization
-from billing.ledger import ledger_sum
+from billing.ledger.posting import ledger_sum
 from billing.models import EntryKind, LedgerEntry
 from tests.child_process import manage
 

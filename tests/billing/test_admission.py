@@ -12,9 +12,9 @@ import httpx
 import orjson
 import pytest
 
-from billing.admission.sync import load_key_spend
+from billing.ledger.admission_sync import load_key_spend
 from billing.models import Generation
-from billing.recording import drain
+from billing.recording.hand_off import drain
 from tests.billing.conftest import HI, World
 from tests.conftest import make_key, make_org
 from tests.server_fixture import forget_state

@@ -23,14 +23,14 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.models import ApiKey, Organization
-from billing import storing
-from billing.cost import to_units
-from billing.generations import generation_store
-from billing.ledger import ledger_post, ledger_sum
+from billing.calls.cost import to_units
+from billing.calls.records import CallRecord, TokenCounts, record_payload
+from billing.ledger.posting import ledger_post, ledger_sum
 from billing.models import Attempt, DailyRollup, DeadLetter, EntryKind, Generation, LedgerEntry
-from billing.partitions import partition_name
-from billing.records import CallRecord, TokenCounts, record_payload
-from billing.storing import records_store
+from billing.retention.partitions import partition_name
+from billing.storing import store as storing
+from billing.storing.generations import generation_store
+from billing.storing.store import records_store
 from tests.billing.records import a_record
 from tests.conftest import make_key, make_org
 
@@ -98,7 +98,7 @@ def test_a_batch_is_stored_in_as_many_queries_whatever_its_size(
             for n in range(count)
         ]
 
-    caplog.set_level(logging.INFO, logger="billing.storing")
+    caplog.set_level(logging.INFO, logger="billing.storing.store")
     small, large = records(10), records(200)
     assert queries_of(batch(small)) == queries_of(batch(large)) <= BUDGET
 
@@ -123,7 +123,7 @@ def test_a_record_the_database_refuses_is_parked_alone_with_its_charge(
     records = [a_record(acme.pk) for _ in range(20)]
     # more prompt tokens than a PostgreSQL integer holds
     records[7] = costing(acme, 3_000_000_000)
-    caplog.set_level(logging.INFO, logger="billing.storing")
+    caplog.set_level(logging.INFO, logger="billing.storing.store")
 
     records_store([b"not a record", *batch(records)])
 
@@ -177,8 +177,8 @@ def test_a_record_stored_meanwhile_by_another_consumer_is_not_stored_again(
     records = [a_record(acme.pk) for _ in range(12)]
     records_store(batch(records[:4]))
     # another consumer stored them after this one looked: its insert finds them there
-    monkeypatch.setattr("billing.batches._stored_already", lambda records: set())
-    caplog.set_level(logging.INFO, logger="billing.storing")
+    monkeypatch.setattr("billing.storing.batches._stored_already", lambda records: set())
+    caplog.set_level(logging.INFO, logger="billing.storing.store")
 
     records_store(batch(records))
 
@@ -316,7 +316,7 @@ def test_a_long_journal_is_stored_a_chunk_at_a_time(
     monkeypatch.setattr(storing, "CHUNK", 50)
     records = [a_record(acme.pk) for _ in range(120)]
     records[70] = a_record(acme.pk, latency_ms=-1)  # refused by its column's check
-    caplog.set_level(logging.INFO, logger="billing.storing")
+    caplog.set_level(logging.INFO, logger="billing.storing.store")
 
     records_store(batch(records))
 
@@ -394,7 +394,7 @@ def test_a_batch_stores_every_column_as_a_call_stored_alone_does(
     alone, first, second = (_awkward(acme, key, prompt) for prompt in (1000, 1000, 2000))
     with transaction.atomic():
         generation_store(alone)
-    caplog.set_level(logging.INFO, logger="billing.storing")
+    caplog.set_level(logging.INFO, logger="billing.storing.store")
     before = timezone.now()
     records_store(batch([first, second]))
 

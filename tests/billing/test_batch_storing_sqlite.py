@@ -22,8 +22,8 @@ from django.db import connection
 from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 from billing.models import Attempt, DailyRollup, DeadLetter, Generation, LedgerEntry
-from billing.records import record_payload
-from billing.storing import records_store
+from billing.calls.records import record_payload
+from billing.storing.store import records_store
 from tests.billing.records import a_record
 from tests.conftest import make_key, make_org
 

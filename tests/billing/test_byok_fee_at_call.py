@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from billing.admission.select import store
-from billing.cost import NANO
+from billing.calls.cost import NANO
 from billing.models import Generation, LedgerEntry
-from billing.stream import RecordsConsumer, stream_backlog
+from billing.storing.stream_consumer import RecordsConsumer, stream_backlog
 from tests.billing.conftest import HI, World
 from tests.gateway.calls import save_key, settle
 

@@ -18,11 +18,11 @@ import pytest
 from django.db.models import Sum
 
 from billing.admission import store
-from billing.ledger import ledger_sum
+from billing.calls.records import AttemptRecord, CallRecord, TokenCounts
+from billing.ledger.posting import ledger_sum
 from billing.models import Attempt, EntryKind, Generation, LedgerEntry
-from billing.recording import drain
-from billing.records import AttemptRecord, CallRecord, TokenCounts
-from billing.tasks import record_generations
+from billing.recording.hand_off import drain
+from billing.storing.tasks import record_generations
 from tests.billing.conftest import HI, World
 
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
@@ -67,7 +67,7 @@ def test_calls_are_recorded_by_the_worker_with_their_attempts_and_the_ledger_bal
     world.fake.script(
         "gpt-5-mini", text="Lyon.", usage={"prompt_tokens": 200, "completion_tokens": 50}
     )
-    caplog.set_level(logging.WARNING, logger="billing.recording")
+    caplog.set_level(logging.WARNING, logger="billing.recording.hand_off")
 
     failover = world.post({"model": "openai/gpt-5", "messages": HI})
     plain = world.post({"model": "openai/gpt-5-mini", "messages": HI})

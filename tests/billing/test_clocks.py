@@ -17,7 +17,7 @@ import orjson
 import pytest
 from django.conf import settings
 
-from billing.cost import from_units
+from billing.calls.cost import from_units
 from tests.billing.conftest import HI, World
 from tests.billing.test_reservations import units
 from tests.conftest import make_key, make_org

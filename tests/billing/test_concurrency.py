@@ -12,7 +12,7 @@ import pytest
 from django.db.models import Sum
 
 from billing.admission import store
-from billing.ledger import ledger_sum
+from billing.ledger.posting import ledger_sum
 from billing.models import Generation, LedgerEntry
 from tests.billing.conftest import HI, Cluster
 from tests.conftest import make_key, make_org

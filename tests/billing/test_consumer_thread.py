@@ -11,10 +11,10 @@ from django.conf import settings
 
 from accounts.models import Organization
 from billing.admission.redis_store import RedisStore
+from billing.calls.records import record_payload
 from billing.models import Generation
-from billing.records import record_payload
-from billing.settlements import settlement_of
-from billing.stream import ConsumerThread
+from billing.recording.settlement import settlement_of
+from billing.storing.stream_consumer import ConsumerThread
 from tests.billing.records import a_record
 from tests.conftest import make_org
 from tests.redis_helpers import flush

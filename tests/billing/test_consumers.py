@@ -1,4 +1,4 @@
-"""The live feed (billing.consumers, at /ws/generations/): a member's socket carries their own
+"""The live feed (billing.live.consumers, at /ws/generations/): a member's socket carries their own
 organization's generations only, each in a frame of its own and in the order stored, however
 many a batch publishes at once; visitors and other origins are refused, and the in-memory
 layer carries records written in another thread."""
@@ -17,7 +17,7 @@ from django.db import connections
 
 from accounts.models import Organization
 from accounts.permissions import SESSION_ORG
-from billing.live import PER_MESSAGE, group_name, publish_generation, publish_generations
+from billing.live.publish import PER_MESSAGE, group_name, publish_generation, publish_generations
 from tests.ui_helpers import make_generation, signed_in
 
 pytestmark = pytest.mark.django_db
@@ -89,7 +89,7 @@ async def test_the_in_memory_feed_carries_records_written_in_another_thread(
     listener = await feed(await sync_to_async(session_cookie)(alice))
     assert (await listener.connect())[0]
     generation = await sync_to_async(make_generation)(acme, model="openai/gpt-5")
-    # The recorder is a plain thread, as in billing.recording.
+    # The recorder is a plain thread, as in billing.recording.hand_off.
     await asyncio.to_thread(publish_generation, generation)
     received = await listener.receive_json_from(timeout=2)
     assert received["generation"]["request_id"] == generation.request_id

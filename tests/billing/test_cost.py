@@ -14,9 +14,9 @@ import pytest
 
 from accounts.models import SavedKey
 from billing.admission import store
-from billing.ledger import ledger_sum
+from billing.ledger.posting import ledger_sum
 from billing.models import Generation, LedgerEntry
-from billing.recording import drain
+from billing.recording.hand_off import drain
 from gateway.models import Offering
 from tests.billing.conftest import HI, World, catalog_current
 

@@ -17,10 +17,10 @@ import pytest
 
 from accounts.models import Organization
 from billing.admission import select
-from billing.ledger import ledger_sum
+from billing.ledger.posting import ledger_sum
 from billing.models import Generation, LedgerEntry
-from billing.recording import drain
-from billing.replay import REPLAYER
+from billing.recording.hand_off import drain
+from billing.recording.replay import REPLAYER
 from core.breaker import REDIS
 from core.redis_keys import org_key
 from gateway.catalog.state import STATE

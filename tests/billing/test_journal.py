@@ -15,10 +15,10 @@ from typing import Any
 import orjson
 import pytest
 
-from billing.journal import Journal
 from billing.models import DeadLetter, Generation
-from billing.recording import drain
-from billing.replay import REPLAYER
+from billing.recording.hand_off import drain
+from billing.recording.journal import Journal
+from billing.recording.replay import REPLAYER
 from tests.billing.records import a_record
 from tests.conftest import make_org
 from tests.processes import ROOT
@@ -33,7 +33,7 @@ def record_line(org_id: int) -> bytes:
 HOLDER = """
 import sys, time
 from pathlib import Path
-from billing.journal import Journal
+from billing.recording.journal import Journal
 journal = Journal(Path(sys.argv[1]))
 journal.append(sys.argv[2].encode()).result()
 print("written", flush=True)

@@ -14,7 +14,7 @@ import pytest
 
 from billing.admission import select
 from billing.models import Generation, LedgerEntry
-from billing.recording import drain
+from billing.recording.hand_off import drain
 from tests.billing.conftest import HI, World
 
 CLOSED = "redis://127.0.0.1:9/0"  # records go to the journal

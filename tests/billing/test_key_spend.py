@@ -13,13 +13,13 @@ import orjson
 
 from billing.admission import select
 from billing.admission.redis_store import RedisStore
-from billing.admission.sync import admission_sync
-from billing.cost import to_units
+from billing.calls.cost import to_units
+from billing.calls.records import record_from_payload
+from billing.ledger.admission_sync import admission_sync
 from billing.models import Generation, LedgerEntry
-from billing.recording import drain
-from billing.records import record_from_payload
-from billing.replay import REPLAYER
-from billing.settlements import settlement_of
+from billing.recording.hand_off import drain
+from billing.recording.replay import REPLAYER
+from billing.recording.settlement import settlement_of
 from core.breaker import REDIS
 from core.redis_keys import org_group, org_key, records_stream
 from gateway.catalog.state import STATE

@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 
 from accounts.models import Organization
-from billing.ledger import ledger_post, ledger_sum
+from billing.ledger.posting import ledger_post, ledger_sum
 from billing.models import EntryKind, LedgerEntry
 from tests.conftest import make_org
 

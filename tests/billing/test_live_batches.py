@@ -17,9 +17,9 @@ from django.conf import settings as django_settings
 from django.db import connections
 
 from accounts.models import Organization
+from billing.calls.records import CallRecord, record_payload
 from billing.models import Generation
-from billing.records import CallRecord, record_payload
-from billing.storing import records_store
+from billing.storing.store import records_store
 from core.breaker import REDIS
 from tests.billing.records import a_record
 from tests.stores import RedisServer

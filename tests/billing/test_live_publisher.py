@@ -1,4 +1,4 @@
-"""The live feed's publisher (billing.live_publisher): the work handed over runs in order on its
+"""The live feed's publisher (billing.live.publisher): the work handed over runs in order on its
 loop, the caller waits no longer than it asked, a publisher too far behind drops what it cannot
 keep, and a forked process starts a publisher of its own."""
 
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from billing.live_publisher import MAX_BEHIND, Publisher, Work, publisher
+from billing.live.publisher import MAX_BEHIND, Publisher, Work, publisher
 
 
 @pytest.fixture

@@ -18,8 +18,8 @@ from drf_spectacular.validation import validate_schema
 from accounts.models import ApiKey, KeyKind, Organization, Role
 from billing.admission import select, store
 from billing.admission.base import AdmitRequest
-from billing.admission.sync import load_balance
 from billing.api import HoldsUnknown
+from billing.ledger.admission_sync import load_balance
 from billing.models import Generation
 from tests.billing.conftest import HI, World
 from tests.conftest import make_key, make_org, make_user
@@ -261,7 +261,7 @@ def test_credits_answer_503_not_500_while_redis_is_down(
 def test_the_ledger_pages_by_cursor_for_admins_only(
     acme: Organization, bob: Any, management: str
 ) -> None:
-    from billing.ledger import ledger_post
+    from billing.ledger.posting import ledger_post
     from billing.models import EntryKind
 
     for amount in ("1", "2", "3"):

@@ -15,11 +15,11 @@ import pytest
 from django.utils import timezone
 
 from accounts.models import ApiKey
+from billing.calls.records import TokenCounts, record_payload
 from billing.models import DailyRollup, DeadLetter, Generation, LedgerEntry
-from billing.recording import drain, record_call
-from billing.records import TokenCounts, record_payload
-from billing.storing import records_store
-from billing.usage import with_spend
+from billing.recording.hand_off import drain, record_call
+from billing.storing.store import records_store
+from billing.usage.reads import with_spend
 from tests.billing.conftest import HI, World
 from tests.billing.records import PRICES, a_record
 

@@ -14,10 +14,10 @@ import pytest
 from django.test import Client
 
 from accounts.models import ApiKey
-from billing.ledger import ledger_sum
+from billing.calls.records import TokenCounts
+from billing.ledger.posting import ledger_sum
 from billing.models import DeadLetter, Generation, LedgerEntry
-from billing.recording import drain, record_call
-from billing.records import TokenCounts
+from billing.recording.hand_off import drain, record_call
 from tests.billing.conftest import HI, World
 from tests.billing.records import a_record
 from tests.conftest import make_key

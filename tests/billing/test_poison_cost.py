@@ -9,9 +9,9 @@ import dataclasses
 
 import pytest
 
+from billing.calls.records import TokenCounts
 from billing.models import DeadLetter, Generation
-from billing.recording import drain, record_call
-from billing.records import TokenCounts
+from billing.recording.hand_off import drain, record_call
 from tests.billing.conftest import HI, World
 from tests.billing.records import PRICES, a_record
 

@@ -33,7 +33,7 @@ pytestmark = [
 # MOMOR_BROKER_URL), and exits once the broker has confirmed it.
 PUBLISH = (
     "import django, sys; django.setup(); "
-    "import orjson; from billing.tasks import record_generations; "
+    "import orjson; from billing.storing.tasks import record_generations; "
     "record_generations.delay([orjson.loads(sys.stdin.buffer.read())])"
 )
 

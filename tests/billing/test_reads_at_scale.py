@@ -18,9 +18,9 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.models import ApiKey, KeyKind, Organization
-from billing.lookup import generation_detail
 from billing.models import Generation
-from billing.partitions import partition_name, partition_names, partitions_ensure
+from billing.retention.partitions import partition_name, partition_names, partitions_ensure
+from billing.usage.lookup import generation_detail
 from tests.conftest import make_key
 from tests.ui_helpers import make_generation, signed_in, streamed
 

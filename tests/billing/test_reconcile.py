@@ -10,9 +10,9 @@ import pytest
 
 from billing.admission import store
 from billing.admission.base import AdmitRequest
-from billing.admission.sync import RECONCILE_BATCH, admission_sync
-from billing.cost import to_units
-from billing.ledger import ledger_post
+from billing.calls.cost import to_units
+from billing.ledger.admission_sync import RECONCILE_BATCH, admission_sync
+from billing.ledger.posting import ledger_post
 from billing.models import EntryKind
 from tests.conftest import make_org
 

@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 
 from billing.models import Generation, LedgerEntry
-from billing.recording import drain, record_call
+from billing.recording.hand_off import drain, record_call
 from tests.billing.conftest import HI, World
 from tests.billing.records import a_record
 

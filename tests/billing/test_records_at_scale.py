@@ -20,9 +20,9 @@ from django.db import connection
 
 from accounts.models import Organization
 from billing.models import Attempt, DailyRollup, Generation, LedgerEntry
-from billing.partitions import partition_name, partitions_ensure
-from billing.recording import drain, record_call
-from billing.usage import with_spend
+from billing.recording.hand_off import drain, record_call
+from billing.retention.partitions import partition_name, partitions_ensure
+from billing.usage.reads import with_spend
 from tests.billing.records import a_record
 from tests.child_process import ROOT
 from tests.conftest import make_key, make_org

@@ -20,7 +20,7 @@ from billing.admission.redis_store import (
     renew_keys,
 )
 from billing.models import Generation
-from billing.recording import drain
+from billing.recording.hand_off import drain
 from core.redis_client import cluster_nodes, is_cluster
 from core.redis_keys import (
     SLOT_GROUPS,

@@ -16,10 +16,10 @@ import pytest
 from django.utils import timezone
 
 from billing.admission import select
-from billing.ledger import ledger_post, ledger_sum
-from billing.live import publish_generation
+from billing.ledger.posting import ledger_post, ledger_sum
+from billing.live.publish import publish_generation
 from billing.models import EntryKind, Generation, LedgerEntry
-from billing.recording import drain
+from billing.recording.hand_off import drain
 from core.breaker import REDIS
 from core.redis_keys import org_key
 from gateway.catalog.state import STATE

@@ -9,9 +9,9 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from billing.ledger import ledger_sum
+from billing.ledger.posting import ledger_sum
 from billing.models import EntryKind, LedgerEntry
-from billing.recording import drain
+from billing.recording.hand_off import drain
 from tests.billing.conftest import HI, World
 from tests.child_process import manage
 

@@ -19,11 +19,11 @@ import orjson
 import pytest
 
 from billing.admission import store
-from billing.cost import call_cost, to_units
-from billing.ledger import ledger_sum
+from billing.calls.cost import call_cost, to_units
+from billing.calls.records import TokenCounts
+from billing.ledger.posting import ledger_sum
 from billing.models import Generation
-from billing.recording import drain
-from billing.records import TokenCounts
+from billing.recording.hand_off import drain
 from gateway.models import Model
 from tests.billing.conftest import HI, Cluster, World, catalog_current
 from tests.conftest import make_key, make_org

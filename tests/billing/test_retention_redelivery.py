@@ -16,8 +16,8 @@ from django.core.management import call_command
 
 from accounts.models import Organization
 from billing.models import DailyRollup, DeadLetter, Generation, LedgerEntry
-from billing.partitions import partitions_ensure
-from billing.recording import drain, record_call
+from billing.recording.hand_off import drain, record_call
+from billing.retention.partitions import partitions_ensure
 from tests.billing.records import a_record
 from tests.conftest import make_org
 

@@ -17,7 +17,7 @@ import redis
 from django.apps import apps
 
 from billing.admission import select
-from billing.recording import drain
+from billing.recording.hand_off import drain
 from tests.billing.conftest import HI, World
 from tests.stores import RedisServer
 

@@ -135,7 +135,7 @@ def test_calls_no_model_served_are_shown_by_what_they_requested(alice, acme) -> 
 
 
 def test_money_is_written_one_way_on_every_page(alice, acme) -> None:  # type: ignore[no-untyped-def]
-    from billing.ledger import ledger_post
+    from billing.ledger.posting import ledger_post
     from billing.models import EntryKind
 
     generation = make_generation(acme, cost="0.000033")
@@ -218,7 +218,7 @@ def test_a_malformed_cursor_shows_the_first_page(alice, acme, cursor: str) -> No
 
 
 def test_a_charge_in_the_ledger_names_its_model_once(alice, acme) -> None:  # type: ignore[no-untyped-def]
-    from billing.ledger import ledger_post
+    from billing.ledger.posting import ledger_post
     from billing.models import EntryKind
 
     generation = make_generation(acme, model="demo/echo", provider="demo")

@@ -13,7 +13,7 @@ import psycopg
 import pytest
 from django.db.models import Sum
 
-from billing.ledger import ledger_sum
+from billing.ledger.posting import ledger_sum
 from billing.models import Generation, LedgerEntry
 from tests.billing.conftest import HI, World, child_env, test_database_url
 from tests.processes import Worker

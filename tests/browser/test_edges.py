@@ -14,7 +14,7 @@ from playwright.sync_api import Page, ViewportSize, expect
 from accounts.invitations import invitation_send
 from accounts.models import Membership, Organization, Role, SavedKey
 from billing.models import Generation
-from billing.recording import drain
+from billing.recording.hand_off import drain
 from gateway.catalog.state import STATE
 from gateway.models import Provider
 from tests.browser.conftest import sign_in

@@ -16,9 +16,9 @@ from django.views.defaults import server_error
 from playwright.sync_api import Page, expect
 
 from accounts.models import ApiKey
-from billing.ledger import ledger_post
+from billing.ledger.posting import ledger_post
 from billing.models import EntryKind
-from billing.recording import drain
+from billing.recording.hand_off import drain
 from gateway.catalog.state import STATE
 from gateway.models import Provider
 from tests.browser.conftest import screenshot

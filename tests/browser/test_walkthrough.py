@@ -13,7 +13,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from accounts.models import ApiKey, SavedKey
 from billing.models import Generation
-from billing.recording import drain
+from billing.recording.hand_off import drain
 from tests.browser.conftest import screenshot, sign_in
 from tests.gateway.conftest import World
 

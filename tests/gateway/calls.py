@@ -60,7 +60,7 @@ def wait_recorded(request_id: str, seconds: float = 5.0) -> None:
     gateway notices, which can be after the test's own end: the database must not be emptied
     under that write."""
     from billing.models import Generation
-    from billing.recording import drain
+    from billing.recording.hand_off import drain
 
     deadline = time.monotonic() + seconds
     while not Generation.objects.filter(request_id=request_id).exists():

@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from billing.models import Generation
-from billing.recording import drain
+from billing.recording.hand_off import drain
 from gateway.catalog.snapshot import catalog_build, catalog_fingerprint
 from gateway.catalog.state import STATE
 from gateway.models import Provider

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from billing.models import Generation
-from billing.recording import drain
+from billing.recording.hand_off import drain
 from tests.conftest import make_key
 from tests.gateway.calls import (
     ask,

@@ -20,7 +20,7 @@ from django.conf import settings as django_settings
 from billing.admission import store
 from billing.admission.select import local_store
 from billing.models import Attempt, Generation
-from billing.recording import drain
+from billing.recording.hand_off import drain
 from gateway.providers import REGISTRY, register
 from gateway.providers.contract import StreamTranslator
 from gateway.providers.openai import OpenAIAdapter

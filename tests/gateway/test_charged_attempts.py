@@ -15,9 +15,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from billing.ledger import ledger_sum
+from billing.ledger.posting import ledger_sum
 from billing.models import Generation, LedgerEntry
-from billing.recording import drain
+from billing.recording.hand_off import drain
 from gateway.models import Provider
 from tests.gateway.calls import HI, save_key, settle, settled_world  # noqa: F401 - autouse
 from tests.gateway.conftest import World, model, offer

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from billing.models import Generation
-from billing.recording import drain
+from billing.recording.hand_off import drain
 from tests.gateway.calls import error_of, settle
 from tests.gateway.conftest import World, model, offer, provider
 

@@ -17,7 +17,7 @@ from billing.admission import store
 from billing.admission.redis_store import RedisStore
 from billing.admission.select import admission_store
 from billing.models import Generation, LedgerEntry
-from billing.recording import drain
+from billing.recording.hand_off import drain
 from core.redis_keys import org_key
 from gateway.models import Offering
 from tests.gateway.calls import ask, settle, settled_world  # noqa: F401 - autouse

@@ -12,7 +12,7 @@ import pytest
 from django.utils import timezone
 
 from billing.models import Generation
-from billing.recording import drain
+from billing.recording.hand_off import drain
 from gateway.models import Offering, Provider, Region
 from tests.gateway.calls import (
     ask,

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from billing.ledger import ledger_sum
+from billing.ledger.posting import ledger_sum
 from billing.models import Generation, LedgerEntry
-from billing.recording import drain
+from billing.recording.hand_off import drain
 from gateway.providers.anthropic.response import usage_of as anthropic_usage
 from gateway.providers.contract import TOKEN_CEILING, Usage, token_count
 from gateway.providers.gemini.response import usage_of as gemini_usage

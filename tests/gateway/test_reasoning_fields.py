@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from billing.models import Generation
-from billing.recording import drain
+from billing.recording.hand_off import drain
 from tests.gateway.calls import (
     HI,
     error_of,

@@ -7,7 +7,7 @@ import httpx
 import pytest
 
 from billing.models import Attempt, Generation
-from billing.recording import drain
+from billing.recording.hand_off import drain
 from tests.gateway.calls import (
     ask,
     save_key,

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.test import Client
 
 from billing.models import Generation
-from billing.recording import drain
+from billing.recording.hand_off import drain
 from tests.conftest import make_org, make_user
 from tests.gateway.calls import (
     ask,

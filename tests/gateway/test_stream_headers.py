@@ -11,7 +11,7 @@ import pytest
 from pytest_django.fixtures import Settings as SettingsWrapper
 
 from billing.models import Generation
-from billing.recording import drain
+from billing.recording.hand_off import drain
 from tests.gateway.calls import (
     ask,
     error_of,

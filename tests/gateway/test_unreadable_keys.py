@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from accounts.models import Role, SavedKey
 from billing.models import Attempt, Generation
-from billing.recording import drain
+from billing.recording.hand_off import drain
 from gateway.models import Provider
 from tests.conftest import make_key, make_org, make_user
 from tests.gateway.calls import (

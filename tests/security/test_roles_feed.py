@@ -16,7 +16,7 @@ from django.test import Client
 
 from accounts.models import Membership, Organization, Role
 from accounts.services import membership_remove
-from billing.live import group_name
+from billing.live.publish import group_name
 from tests.conftest import make_org, make_user
 
 pytestmark = [pytest.mark.security, pytest.mark.django_db(transaction=True)]

@@ -16,7 +16,7 @@ from django.db import connection
 from django.test import Client
 
 from accounts.models import SavedKey
-from billing.recording import drain
+from billing.recording.hand_off import drain
 from gateway.models import Provider
 from tests.child_process import manage
 from tests.conftest import make_user

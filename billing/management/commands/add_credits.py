@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from accounts.field_bounds import USD_CEILING
 from accounts.models import Organization
 from accounts.services import AccountError, organization_by_slug, parse_usd
-from billing.credits import CreditsError, credits_post, credits_replayed, operator_key
+from billing.ledger.credits import CreditsError, credits_post, credits_replayed, operator_key
 from billing.models import EntryKind, LedgerEntry
 from core.formatting import format_usd
 

@@ -11,9 +11,9 @@ from django.utils import timezone
 
 from accounts.field_bounds import day_of, has_nul
 from accounts.models import Organization
-from billing.dropped import rebuildable_from
 from billing.models import Generation
-from billing.rollups import rollups_rebuild
+from billing.retention.dropped import rebuildable_from
+from billing.usage.rollups import rollups_rebuild
 
 
 def _day(flag: str, text: str | None) -> date | None:

@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.services import AccountError, parse_usd
-from billing.organizations import organization_create_funded
+from billing.ledger.organizations import organization_create_funded
 from core.formatting import format_usd
 
 

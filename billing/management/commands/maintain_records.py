@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.field_bounds import RETENTION_DAYS_MAX, whole_number
-from billing.maintenance import records_maintain
+from billing.retention.maintenance import records_maintain
 
 
 def _retention_days(text: str | None) -> int | None:

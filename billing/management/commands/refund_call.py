@@ -10,8 +10,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.services import AccountError, parse_usd
-from billing.credits import CreditsError
-from billing.refunds import call_refund
+from billing.ledger.credits import CreditsError
+from billing.ledger.refunds import call_refund
 from core.formatting import format_usd
 
 

@@ -58,7 +58,7 @@ def test_each_call_is_one_json_line_with_its_figures(json_gateway: RealServer) -
     assert (served.status_code, refused.status_code) == (200, 404), refused.text
     served_id = served.headers["x-momor-request-id"]
     refused_id = refused.headers["x-momor-request-id"]
-    from billing.recording import drain
+    from billing.recording.hand_off import drain
 
     drain()
     latency = Generation.objects.get(request_id=served_id).latency_ms

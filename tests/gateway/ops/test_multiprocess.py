@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from billing.recording import drain
+from billing.recording.hand_off import drain
 from tests.conftest import make_key, make_org
 from tests.fake_upstream_fixture import FakeUpstream
 from tests.gateway.conftest import build_catalog

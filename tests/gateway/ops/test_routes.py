@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from billing.models import Generation
-from billing.recording import drain
+from billing.recording.hand_off import drain
 from core.breaker import REDIS
 from gateway.ops import exposition
 from tests.gateway.calls import ask, settled_world  # noqa: F401 - autouse

@@ -1,0 +1,88 @@
+"""Forms of billing's pages: the generations filter and the usage period. They parse input
+only; the reads live in billing.models (GenerationQuerySet) and billing.usage.reads."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import date, timedelta
+from typing import Any
+
+from django import forms
+from django.utils import timezone
+
+from accounts.field_bounds import day_in_range, day_range_text
+from billing.models import GenerationStatus
+
+
+class DateInput(forms.DateInput):
+    input_type = "date"
+
+
+class GenerationFilterForm(forms.Form):
+    model = forms.ChoiceField(required=False)
+    provider = forms.ChoiceField(required=False)
+    status = forms.ChoiceField(
+        required=False, choices=[("", "Any status"), *GenerationStatus.choices]
+    )
+    session = forms.CharField(
+        required=False,
+        max_length=256,
+        widget=forms.TextInput(attrs={"placeholder": "Session id"}),
+    )
+    app = forms.CharField(
+        required=False, max_length=2048, widget=forms.TextInput(attrs={"placeholder": "App"})
+    )
+    since = forms.DateField(required=False, widget=DateInput, label="From")
+    until = forms.DateField(required=False, widget=DateInput, label="To")
+
+    def __init__(self, *args: Any, models: list[str], providers: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["model"].choices = [("", "Any model"), *((m, m) for m in models)]  # type: ignore[attr-defined]
+        self.fields["provider"].choices = [("", "Any provider"), *((p, p) for p in providers)]  # type: ignore[attr-defined]
+
+    def clean_since(self) -> date | None:
+        return _day_in_range(self.cleaned_data["since"])
+
+    def clean_until(self) -> date | None:
+        return _day_in_range(self.cleaned_data["until"])
+
+
+def _day_in_range(day: date | None) -> date | None:
+    if day is not None and not day_in_range(day):
+        raise forms.ValidationError(f"A day {day_range_text()}.")
+    return day
+
+
+PERIODS = [(7, "Last 7 days"), (30, "Last 30 days"), (90, "Last 90 days")]
+DEFAULT_DAYS = 30
+
+
+class UsageForm(forms.Form):
+    """The period and split of the usage page; what the query leaves out is the default, so
+    the menus always show what the page covers."""
+
+    days = forms.TypedChoiceField(choices=PERIODS, coerce=int, required=False, label="Period")
+    split = forms.ChoiceField(
+        choices=[("model", "By model"), ("provider", "By provider"), ("app", "By app")],
+        required=False,
+    )
+
+    def __init__(self, query: Mapping[str, Any] | None = None) -> None:
+        super().__init__({"days": str(DEFAULT_DAYS), "split": "model"})
+        data = dict(self.data)
+        for name, value in (query or {}).items():
+            if name in data and self._offers(name, value):
+                data[name] = value
+        self.data = data
+
+    def _offers(self, name: str, value: object) -> bool:
+        choices = self.fields[name].choices  # type: ignore[attr-defined]
+        return any(str(key) == value for key, _ in choices)
+
+    def period(self) -> tuple[date, date]:
+        days = (self.cleaned_data.get("days") if self.is_valid() else None) or DEFAULT_DAYS
+        until = timezone.localdate()
+        return until - timedelta(days=days - 1), until
+
+    def split_by(self) -> str:
+        return (self.cleaned_data.get("split") if self.is_valid() else None) or "model"
