@@ -35,9 +35,9 @@ log "checking types (mypy strict)"
 .venv/bin/mypy .
 
 CLUSTER_TESTS=(
-  tests/billing/test_admission_stores.py tests/billing/test_admission.py
-  tests/billing/test_redis_cluster.py tests/billing/test_reservations.py
-  tests/billing/test_worker_claims.py
+  tests/billing/admission/test_admission_stores.py tests/billing/admission/test_admission.py
+  tests/billing/admission/test_redis_cluster.py tests/billing/admission/test_reservations.py
+  tests/billing/storing/test_worker_claims.py
 )
 
 # on_redis_cluster [pytest arguments]: the tests again, REDIS_URL naming a cluster of their own

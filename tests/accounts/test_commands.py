@@ -1,7 +1,7 @@
-"""The operators' account commands: set_policy, create_api_key, revoke_api_key and
-save_provider_key (create_org, billing's, in tests/billing/test_create_org.py). Each prints one
-line on success and refuses bad input with one line; run as a real process, each bad argument
-(create_org's too) exits non-zero with that line alone."""
+"""The operators' account commands: set_policy, create_api_key, revoke_api_key and save_provider_key
+(create_org, billing's, in tests/billing/ledger/test_create_org.py). Each prints one line on success
+and refuses bad input with one line; run as a real process, each bad argument (create_org's too)
+exits non-zero with that line alone."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from django.conf import settings
 from tests.conftest import make_user
 from tests.gateway.calls import ask, sent, settle
 from tests.gateway.conftest import MOMOR_UPSTREAM_KEY, World
-from tests.gateway.test_session_calls import CSRF, session_cookie
+from tests.gateway.edge.test_session_calls import CSRF, session_cookie
 
 pytestmark = pytest.mark.security
 

@@ -21,7 +21,7 @@ from tests.gateway.calls import (
 )
 from tests.gateway.conftest import World
 from tests.gateway.ops.scrape import changes, sample, scrape
-from tests.gateway.test_failover import unreachable
+from tests.gateway.relay.test_failover import unreachable
 
 
 @pytest.fixture(autouse=True)

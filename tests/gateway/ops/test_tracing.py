@@ -17,7 +17,7 @@ from tests.gateway.calls import (
 )
 from tests.gateway.conftest import World
 from tests.gateway.ops.collector import Collector
-from tests.gateway.test_failover import unreachable
+from tests.gateway.relay.test_failover import unreachable
 
 TRACE, PARENT = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 TRACEPARENT = f"00-{TRACE}-{PARENT}-01"

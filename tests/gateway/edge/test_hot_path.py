@@ -13,7 +13,7 @@ import pytest
 from django.db.backends import utils
 
 from accounts.models import ApiKey
-from tests.billing.test_celery_recording import wait_for_generations
+from tests.billing.storing.test_celery_recording import wait_for_generations
 from tests.conftest import make_key
 from tests.gateway.calls import (
     ask,

@@ -35,7 +35,7 @@ from tests.gateway.calls import (
     wait_recorded,
 )
 from tests.gateway.conftest import World, model, offer, provider
-from tests.gateway.test_session_calls import CSRF, session_cookie, session_post
+from tests.gateway.edge.test_session_calls import CSRF, session_cookie, session_post
 from tests.tcp_delay import DelayingProxy
 
 SONNET = "claude-sonnet-4-5-20250929"

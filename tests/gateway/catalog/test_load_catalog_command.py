@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from gateway.models import Model, Offering
 from tests.child_process import manage
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 CATALOG = """
 [[providers]]

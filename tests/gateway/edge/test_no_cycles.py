@@ -17,7 +17,7 @@ from tests.gateway.calls import (
 from tests.gateway.conftest import World
 
 PACKAGES = ("gateway", "billing", "accounts", "momor")
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SOURCES = tuple(f"{ROOT / package}/" for package in PACKAGES)
 
 

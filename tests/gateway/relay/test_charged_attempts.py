@@ -21,7 +21,7 @@ from billing.recording.hand_off import drain
 from gateway.models import Provider
 from tests.gateway.calls import HI, save_key, settle, settled_world  # noqa: F401 - autouse
 from tests.gateway.conftest import World, model, offer
-from tests.gateway.test_tool_rules import OPENAI, TIME, WEATHER, ask
+from tests.gateway.request.test_tool_rules import OPENAI, TIME, WEATHER, ask
 
 MILLION = Decimal(1_000_000)
 

@@ -21,7 +21,7 @@ from gateway.providers.contract import TOKEN_CEILING, Usage, token_count
 from gateway.providers.gemini.response import usage_of as gemini_usage
 from tests.gateway.calls import HI, events, settle, settled_world  # noqa: F401 - autouse
 from tests.gateway.conftest import World
-from tests.gateway.test_tool_rules import ANTHROPIC, GEMINI, add_families
+from tests.gateway.request.test_tool_rules import ANTHROPIC, GEMINI, add_families
 
 BAD = {
     "negative": -1_000_000,

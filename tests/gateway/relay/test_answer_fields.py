@@ -19,7 +19,7 @@ from tests.gateway.calls import (
     wait_recorded,
 )
 from tests.gateway.conftest import World
-from tests.gateway.test_anthropic_e2e import SONNET, add_anthropic
+from tests.gateway.providers.test_anthropic_e2e import SONNET, add_anthropic
 
 CLAUDE = "anthropic/claude-sonnet-4-5"
 # The fake OpenAI counts one prompt token for "hi" and one per word of its answer.

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PROVIDERS = ROOT / "gateway" / "providers"
 
 
@@ -101,7 +101,7 @@ ADAPTER_TESTS = [
 
 @pytest.mark.parametrize("name", ADAPTER_TESTS)
 def test_the_adapters_tests_import_without_django(name: str) -> None:
-    child = run_bare(f"import tests.gateway.{name}\n{LOADED_DJANGO}")
+    child = run_bare(f"import tests.gateway.providers.{name}\n{LOADED_DJANGO}")
 
     assert child.returncode == 0, child.stderr
     assert child.stdout.strip() == "", f"{name} loaded {child.stdout.strip()}"

@@ -18,10 +18,10 @@ import pytest
 from django.conf import settings
 
 from billing.calls.cost import from_units
+from tests.billing.admission.test_reservations import units
 from tests.billing.conftest import HI, World
-from tests.billing.test_reservations import units
 from tests.conftest import make_key, make_org
-from tests.gateway.test_tags_across_processes import warm
+from tests.gateway.edge.test_tags_across_processes import warm
 from tests.processes import Gateway, momor_env
 from tests.real_server import database_url
 from tests.redis_helpers import client as redis_client

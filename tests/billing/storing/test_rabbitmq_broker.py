@@ -19,7 +19,7 @@ import pytest
 
 from billing.models import Generation, LedgerEntry
 from tests.billing.conftest import ROOT, World, child_env, stop
-from tests.billing.test_celery_recording import a_call_record, wait_for_generations
+from tests.billing.storing.test_celery_recording import a_call_record, wait_for_generations
 from tests.stores import RabbitMQServer
 
 pytestmark = [
