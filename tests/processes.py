@@ -62,7 +62,7 @@ class Process:
 
 
 class Gateway(Process):
-    """`momor.asgi:application` under uvicorn (the README's server) or Daphne (the design's
+    """`momor.asgi:application` under uvicorn (docs/operations.md's server) or Daphne (the design's
     reference server), on a socket of its own."""
 
     def __init__(self, env: dict[str, str], log: Path, server: str = "uvicorn") -> None:
@@ -78,7 +78,7 @@ class Gateway(Process):
         else:
             command = [sys.executable, "-m", "uvicorn", "momor.asgi:application", "--fd", fd]
             command += ["--log-level", "warning", "--no-access-log"]
-            if server == "uvicorn-uvloop":  # the README's production command
+            if server == "uvicorn-uvloop":  # docs/operations.md's production command
                 command += ["--loop", "uvloop", "--http", "httptools"]
             if server == "uvicorn-no-lifespan":  # as a server that speaks no lifespan
                 command += ["--lifespan", "off"]

@@ -1,4 +1,4 @@
-"""Momor run as the README says, in a server process of its own (uvicorn or Daphne), on the
+"""Momor run as docs/operations.md says, in a server process of its own (uvicorn or Daphne), on the
 test database; and a bare socket to talk to it byte by byte."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def free_port() -> int:
 
 
 def commands(port: int) -> dict[str, list[str]]:
-    """The README's run commands, on a loopback port."""
+    """docs/operations.md's run commands, on a loopback port."""
     return {
         "uvicorn": [
             sys.executable, "-m", "uvicorn", "momor.asgi:application",

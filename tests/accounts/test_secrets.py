@@ -29,7 +29,7 @@ def legacy_ciphertext(plain: str) -> str:
 
 
 def scrypt_fernet(salt: str) -> Fernet:
-    """The key the README documents: scrypt (N=2^16, r=8, p=2) of the passphrase and salt."""
+    """The key docs/security.md documents: scrypt (N=2^16, r=8, p=2) of the passphrase and salt."""
     kdf = Scrypt(salt=base64.urlsafe_b64decode(salt), length=32, n=2**16, r=8, p=2)
     return Fernet(base64.urlsafe_b64encode(kdf.derive(settings.ENCRYPTION_KEY.encode())))
 

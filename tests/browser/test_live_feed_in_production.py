@@ -1,4 +1,4 @@
-"""The live feed in production mode, as the README runs it: the gateway under uvicorn (its
+"""The live feed in production mode, as docs/operations.md runs it: the gateway under uvicorn (its
 production command), PostgreSQL, Redis for the records stream and the channel layer, and a
 Celery worker that stores the records and publishes them. A generations page left open longer
 than several of the channel layer's blocking reads keeps its one websocket, and every call made

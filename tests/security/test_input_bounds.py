@@ -49,7 +49,7 @@ def body_of(answer: bytes) -> bytes:
 
 @pytest.fixture(params=["uvicorn", "daphne"])
 def server(request: pytest.FixtureRequest) -> RealServer:
-    """Each server the README names, started once per module."""
+    """Each server docs/operations.md names, started once per module."""
     found: RealServer = request.getfixturevalue(request.param)
     return found
 

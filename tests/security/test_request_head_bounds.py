@@ -89,7 +89,7 @@ def test_uvicorn_closes_a_websocket_handshake_past_the_bound(uvicorn: RealServer
 
 def test_daphne_refuses_a_url_past_16_kib_before_momor(daphne: RealServer) -> None:
     """Twisted's own answer: a bare 400 and the connection closed, which the client may see
-    as a reset once it has sent more than Twisted read (README, "Input bounds")."""
+    as a reset once it has sent more than Twisted read (docs/security.md, "Input bounds")."""
     seen = exchange(daphne, b"GET /healthz?%s HTTP/1.1\r\nHost: x\r\n\r\n" % (b"a" * 40_000))
     assert seen.status in (0, 400)
     assert get(daphne, "/healthz").status_code == 200

@@ -54,7 +54,7 @@ def test_a_stopped_gateway_closes_its_upstream_pool(
 def test_streams_arriving_through_a_sigterm_are_refused_or_finished_never_cut(
     world: World, tmp_path: Path, server: str
 ) -> None:
-    """Both servers the README names drain as a load balancer needs: once the signal comes,
+    """Both servers docs/operations.md names drain as a load balancer needs: once the signal comes,
     new connections are refused (the balancer sends them elsewhere) and every stream begun
     ends on [DONE], though calls kept coming all the while."""
     world.fake.script("gpt-5", chunks=20, chunk_delay=0.1)
