@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -21,12 +22,14 @@ import httpx
 import pytest
 
 from accounts.models import Organization
+from billing.admission import select
 from gateway.catalog.snapshot import catalog_fingerprint
 from gateway.catalog.state import STATE
 from tests.conftest import make_key, make_org
 from tests.fake_upstream_fixture import FakeUpstream
 from tests.gateway.conftest import World, build_catalog
 from tests.server_fixture import forget_state
+from tests.stores import RedisServer
 
 __all__ = ["Cluster", "World", "catalog_current", "test_database_url"]
 
@@ -193,3 +196,19 @@ def cluster(world: World, celery_worker: subprocess.Popen[bytes]) -> Iterator[Cl
     finally:
         for process, _ in started:
             stop(process)
+
+
+@contextmanager
+def redis_of_its_own(settings: Any, cooldown: float) -> Iterator[RedisServer]:
+    """A Redis of the test's own, which the gateway (in this process) uses from then on, its
+    breaker cooling down for `cooldown` seconds once it fails."""
+    server = RedisServer(durable=True)
+    server.start()
+    settings.REDIS_URL = server.url
+    settings.MOMOR_BREAKER_COOLDOWN_SECONDS = cooldown
+    select.store.cache_clear()
+    try:
+        yield server
+    finally:
+        server.close()
+        select.store.cache_clear()

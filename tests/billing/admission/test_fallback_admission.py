@@ -16,7 +16,6 @@ import httpx
 import pytest
 
 from accounts.models import Organization
-from billing.admission import select
 from billing.ledger.posting import ledger_sum
 from billing.models import Generation, LedgerEntry
 from billing.recording.hand_off import drain
@@ -24,7 +23,7 @@ from billing.recording.replay import REPLAYER
 from core.breaker import REDIS
 from core.redis_keys import org_key
 from gateway.catalog.state import STATE
-from tests.billing.conftest import HI, World, child_env
+from tests.billing.conftest import HI, World, child_env, redis_of_its_own
 from tests.conftest import make_key, make_org
 from tests.processes import Gateway
 from tests.stores import RedisServer, wait_until
@@ -39,16 +38,8 @@ DEAR_COST = Decimal("0.0200025")
 @pytest.fixture
 def redis_server(settings: Any) -> Iterator[RedisServer]:
     """A Redis of the test's own; once it fails, the breaker stays open for the whole test."""
-    server = RedisServer(durable=True)
-    server.start()
-    settings.REDIS_URL = server.url
-    settings.MOMOR_BREAKER_COOLDOWN_SECONDS = 60
-    select.store.cache_clear()
-    try:
+    with redis_of_its_own(settings, cooldown=60) as server:
         yield server
-    finally:
-        server.close()
-        select.store.cache_clear()
 
 
 @pytest.fixture

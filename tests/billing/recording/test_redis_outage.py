@@ -23,7 +23,7 @@ from billing.recording.hand_off import drain
 from core.breaker import REDIS
 from core.redis_keys import org_key
 from gateway.catalog.state import STATE
-from tests.billing.conftest import HI, World
+from tests.billing.conftest import HI, World, redis_of_its_own
 from tests.conftest import make_key, make_org
 from tests.redis_helpers import client as redis_client
 from tests.stores import RedisServer
@@ -60,16 +60,8 @@ def test_credit_is_still_enforced_while_redis_is_down(world: World, settings: ob
 @pytest.fixture
 def own_redis(settings: Any) -> Iterator[RedisServer]:
     """A Redis of the test's own, which the gateway (in this process) uses from now on."""
-    server = RedisServer(durable=True)
-    server.start()
-    settings.REDIS_URL = server.url
-    settings.MOMOR_BREAKER_COOLDOWN_SECONDS = 0.3
-    select.store.cache_clear()
-    try:
+    with redis_of_its_own(settings, cooldown=0.3) as server:
         yield server
-    finally:
-        server.close()
-        select.store.cache_clear()
 
 
 def ask(max_tokens: int = 100, **fields: Any) -> dict[str, Any]:
