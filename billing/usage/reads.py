@@ -1,14 +1,12 @@
 """Reads of an organization's records for the members' UI: the values its generations name, spend
 per key, daily usage split by model, provider or calling app (the charts), all from the daily usage
-(`billing.usage.rollups`, never the generations themselves), and CSV rows of generations. Filtering
-generations is `Generation.objects.for_org(...).filtered(...)`."""
+(`billing.usage.rollups`, never the generations themselves). Filtering generations is
+`Generation.objects.for_org(...).filtered(...)`; their CSV export is `billing.usage.exports`."""
 
 from __future__ import annotations
 
-import csv
-import io
 from collections import defaultdict
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
@@ -17,8 +15,7 @@ from typing import Any, Literal
 from django.db.models import DecimalField, F, OuterRef, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 
-from billing.models import DailyRollup, Generation, GenerationTotals
-from billing.usage.keyset import batches
+from billing.models import DailyRollup, GenerationTotals
 
 Split = Literal["model", "provider", "app"]
 METRICS = ("cost", "tokens", "calls")
@@ -138,45 +135,3 @@ def _unnamed(split: Split, requested: str | None) -> str:
     if split == "provider":
         return NOT_SERVED
     return f"{requested} (not served)" if requested else NOT_SERVED
-
-
-CSV_FIELDS = (
-    "request_id", "created_at", "model", "provider", "status", "http_status", "streamed",
-    "prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens", "cost",
-    "latency_ms", "first_token_ms", "api_key", "error",
-)  # fmt: skip
-
-
-CSV_COLUMNS = (*CSV_FIELDS[:-2], "error", "api_key")
-"""What the export reads of a generation (its key's prefix aside)."""
-
-
-async def generations_csv(rows: QuerySet[Generation]) -> AsyncIterator[str]:
-    """The rows as CSV, newest first, a batch of lines at a time (header first)."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-
-    def line(values: Iterable[object]) -> str:
-        buffer.seek(0)
-        buffer.truncate()
-        writer.writerow(values)
-        return buffer.getvalue()
-
-    yield line(CSV_FIELDS)
-    columns = rows.select_related("api_key").only("pk", *CSV_COLUMNS, "api_key__prefix")
-    async for batch in batches(columns):  # type: ignore[arg-type]
-        yield "".join(line(_csv_values(row)) for row in batch)
-
-
-def _csv_values(row: Generation) -> list[object]:
-    key = row.api_key.prefix if row.api_key else ""
-    values: list[object] = [getattr(row, name) for name in CSV_FIELDS[:-2]]
-    values[1] = row.created_at.isoformat()
-    return [_inert(value) for value in [*values, key, row.error]]
-
-
-def _inert(value: object) -> object:
-    """Text a spreadsheet would run as a formula (a provider's error, say) is quoted."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
-        return "'" + value
-    return value

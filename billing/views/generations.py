@@ -1,5 +1,6 @@
 """Generations: a filtered list paged by cursor (with the live feed), one generation with its
-attempts, and the CSV export of the filtered list, streamed."""
+attempts, and the CSV export of the filtered list, streamed (its rows and columns:
+billing.usage.exports)."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ from accounts.models import Membership, Role
 from accounts.permissions import role_required
 from accounts.views.helpers import is_htmx
 from billing.models import Attempt, Generation, GenerationQuerySet
+from billing.usage.exports import export_name, generations_csv
 from billing.usage.keyset import keyset_page
-from billing.usage.reads import generations_csv, seen_values
+from billing.usage.reads import seen_values
 from billing.views.forms import GenerationFilterForm
 
 
@@ -98,10 +100,10 @@ def generation_export(request: HttpRequest, membership: Membership) -> HttpRespo
     criteria = _criteria(form)
     if criteria is None:
         return HttpResponseBadRequest(_refusal(form), content_type="text/plain")
-    rows = _rows(membership, criteria)
-    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
-    response = StreamingHttpResponse(generations_csv(rows), content_type="text/csv")
-    name = f"{membership.organization.slug}-generations-{stamp}.csv"
+    response = StreamingHttpResponse(
+        generations_csv(_rows(membership, criteria)), content_type="text/csv"
+    )
+    name = export_name(membership.organization.slug, timezone.now())
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response  # type: ignore[return-value]  # streamed: no HttpResponse, but served as one
 

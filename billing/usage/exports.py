@@ -1,0 +1,62 @@
+"""The CSV export of an organization's generations: its columns, each row's values (text a
+spreadsheet would run as a formula quoted), the streamed lines, a batch of rows at a time, and
+the file's name. The rows are the generations page's filtered list (`billing.views.generations`
+serves it)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import AsyncIterator, Iterable
+from datetime import datetime
+
+from django.db.models import QuerySet
+
+from billing.models import Generation
+from billing.usage.keyset import batches
+
+CSV_FIELDS = (
+    "request_id", "created_at", "model", "provider", "status", "http_status", "streamed",
+    "prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens", "cost",
+    "latency_ms", "first_token_ms", "api_key", "error",
+)  # fmt: skip
+
+
+CSV_COLUMNS = (*CSV_FIELDS[:-2], "error", "api_key")
+"""What the export reads of a generation (its key's prefix aside)."""
+
+
+async def generations_csv(rows: QuerySet[Generation]) -> AsyncIterator[str]:
+    """The rows as CSV, newest first, a batch of lines at a time (header first)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+
+    def line(values: Iterable[object]) -> str:
+        buffer.seek(0)
+        buffer.truncate()
+        writer.writerow(values)
+        return buffer.getvalue()
+
+    yield line(CSV_FIELDS)
+    columns = rows.select_related("api_key").only("pk", *CSV_COLUMNS, "api_key__prefix")
+    async for batch in batches(columns):  # type: ignore[arg-type]
+        yield "".join(line(_csv_values(row)) for row in batch)
+
+
+def _csv_values(row: Generation) -> list[object]:
+    key = row.api_key.prefix if row.api_key else ""
+    values: list[object] = [getattr(row, name) for name in CSV_FIELDS[:-2]]
+    values[1] = row.created_at.isoformat()
+    return [_inert(value) for value in [*values, key, row.error]]
+
+
+def _inert(value: object) -> object:
+    """Text a spreadsheet would run as a formula (a provider's error, say) is quoted."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
+        return "'" + value
+    return value
+
+
+def export_name(organization_slug: str, now: datetime) -> str:
+    """The export's file name: the organization's slug and the moment it was asked for."""
+    return f"{organization_slug}-generations-{now.strftime('%Y%m%d-%H%M%S')}.csv"
