@@ -1,9 +1,9 @@
 """What accounts needs from the apps above it, declared here and filled in by them.
 
-`accounts` is the lowest of Momor's layers (README, "Development"): it imports neither
-`billing` nor `gateway`. Two of its features need something those apps own, so accounts
-declares each need as a typed Protocol, and the owning app registers an implementation in its
-`AppConfig.ready()`:
+`accounts` is the lowest of Momor's layers (docs/architecture.md, "Packages and layers"): it
+imports neither `billing` nor `gateway`. Two of its features need something those apps own, so
+accounts declares each need as a typed Protocol, and the owning app registers an implementation
+in its `AppConfig.ready()`:
 
 - `ProviderPlaces`, registered by `gateway` (`gateway.catalog.places`): the provider roots and
   `name@region` places of the catalog. A saved provider key belongs to the organization, so it

@@ -1,1 +1,1 @@
-"""The benchmark: Momor against a direct baseline and peer gateways (see README.md)."""
+"""The benchmark: Momor against a direct baseline and peer gateways (see bench/README.md)."""

@@ -268,7 +268,7 @@ def server_argv(server: str, port: int, access_log: bool) -> list[str]:
     if server.startswith("uvicorn"):
         argv = [str(VENV_BIN / "uvicorn"), app, "--host", "127.0.0.1", "--port", str(port)]
         argv += ["--workers", "1", "--log-level", "warning"]
-        if server.endswith("uvloop"):  # as README's Production section runs it
+        if server.endswith("uvloop"):  # as docs/operations.md, "6. The gateway processes", runs it
             argv += ["--loop", "uvloop", "--http", "httptools", "--ws-max-size", "4096"]
         else:
             argv += ["--loop", "asyncio"]

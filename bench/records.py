@@ -1,10 +1,11 @@
 """The records benchmark (`--records`): Momor's pages and management API read against a
 database of many generations. It seeds `--records-total` generations over 90 days (a tenth of
 them, or `--records-org`, in the measured organization, the rest spread over others), starts
-one Momor process on core 0, served as the README's run command serves it (uvicorn, uvloop,
-httptools), and times each read, one request at a time after a warm-up: the overview, usage
-over 90 days, the generations list (first page, and a page deep in the cursor), one
-generation's detail and GET /api/manage/generations/, with the server's CPU time per request.
+one Momor process on core 0, served as docs/operations.md's production command serves it
+(uvicorn, uvloop, httptools), and times each read, one request at a time after a warm-up: the
+overview, usage over 90 days, the generations list (first page, and a page deep in the
+cursor), one generation's detail and GET /api/manage/generations/, with the server's CPU time
+per request.
 Then it streams the CSV export of one month and samples the server's resident memory while it
 does. The machine's load average is taken before and after the reads: on a shared machine it
 says how far the times are the code's own."""
@@ -30,7 +31,7 @@ from bench.report import loadavg
 Metrics = dict[str, Any]
 DAYS = 90
 TARGET_P95_MS = 200.0
-SERVER = "uvicorn-uvloop"  # README, Production: uvicorn --loop uvloop --http httptools
+SERVER = "uvicorn-uvloop"  # docs/operations.md, "6. The gateway processes": uvicorn, uvloop
 
 _SESSION = """
 from django.contrib.auth import get_user_model
@@ -211,7 +212,8 @@ def run(args: argparse.Namespace, log_dir: Path) -> Metrics:
 
 
 def table(report: Metrics) -> str:
-    """The reads as the README shows them, with the server's CPU per request and the load."""
+    """The reads as docs/performance.md ("Records at scale") shows them, with the server's CPU
+    per request and the load."""
     rows = [f"{'read':<40} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'CPU ms/req':>11}"]
     for name, got in report["reads"].items():
         if "p95_ms" in got:

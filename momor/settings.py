@@ -1,4 +1,5 @@
-"""Momor's settings: every value comes from the environment (see README, "Environment")."""
+"""Momor's settings: every value comes from the environment (see docs/operations.md,
+"Environment")."""
 
 from __future__ import annotations
 
@@ -94,8 +95,8 @@ DATABASES = {
         conn_max_age=env_int("MOMOR_DB_CONN_MAX_AGE", 60, minimum=0),
     )
 }
-# Bounds on every store a call depends on (README, "When a store is down"): a Redis or
-# database that does not answer within these is treated as down.
+# Bounds on every store a call depends on (docs/billing.md, "When a store is down, nothing
+# hangs"): a Redis or database that does not answer within these is treated as down.
 MOMOR_REDIS_TIMEOUT_SECONDS = env_float("MOMOR_REDIS_TIMEOUT_SECONDS", 2.0, above=0)
 MOMOR_DB_TIMEOUT_SECONDS = env_float("MOMOR_DB_TIMEOUT_SECONDS", 5.0, above=0)
 # Days of call records (generations and attempts) kept; 0 keeps them all. The ledger and the
@@ -130,7 +131,7 @@ _REDIS_SOCKET = {
     "socket_connect_timeout": MOMOR_REDIS_TIMEOUT_SECONDS,
 }
 # Django's cache and the Channels layer speak to one Redis, never a cluster: with a cluster
-# REDIS_URL they need a Redis of their own (README, "Scaling out").
+# REDIS_URL they need a Redis of their own (docs/scaling.md, "Scaling out").
 MOMOR_CACHE_REDIS_URL = env_str("MOMOR_CACHE_REDIS_URL") or (
     "" if is_cluster(REDIS_URL) else REDIS_URL
 )
@@ -182,11 +183,11 @@ CELERY_TASK_QUEUES = broker.task_queues(CELERY_BROKER_URL)
 # A task running when the broker connection drops is cancelled, and delivered again.
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 
-# The record hand-off (README, "Records and billing"): the journal's directory (embedded mode,
-# and while Redis is unreachable) and how long a call waits on its disk, how long a record
-# stays with a consumer that stopped answering before another takes it, whether gateway
-# processes also store records from the Redis stream (deployments without a Celery worker),
-# and how long SIGTERM lets calls finish.
+# The record hand-off (docs/billing.md, "Recording: nothing lost, nothing doubled"): the
+# journal's directory (embedded mode, and while Redis is unreachable) and how long a call waits
+# on its disk, how long a record stays with a consumer that stopped answering before another
+# takes it, whether gateway processes also store records from the Redis stream (deployments
+# without a Celery worker), and how long SIGTERM lets calls finish.
 MOMOR_JOURNAL_DIR = Path(env_str("MOMOR_JOURNAL_DIR", str(BASE_DIR / "var" / "journal")))
 MOMOR_JOURNAL_TIMEOUT_SECONDS = env_float("MOMOR_JOURNAL_TIMEOUT_SECONDS", 2.0, above=0)
 MOMOR_RECORDS_CLAIM_SECONDS = env_float("MOMOR_RECORDS_CLAIM_SECONDS", 60.0, above=0)
@@ -216,7 +217,7 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 SECURE_REFERRER_POLICY = "same-origin"
-# HSTS (README, "Deployment hardening"): on with the secure cookies, a year unless told;
+# HSTS (docs/security.md, "Deployment hardening"): on with the secure cookies, a year unless told;
 # Django sends it on secure requests alone.
 SECURE_HSTS_SECONDS = env_int("MOMOR_HSTS_SECONDS", 31_536_000 if SESSION_COOKIE_SECURE else 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("MOMOR_HSTS_INCLUDE_SUBDOMAINS", default=False)
@@ -237,7 +238,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = MOMOR_MAX_BODY_BYTES + 1
 
 MOMOR_REFRESH_SECONDS = env_float("MOMOR_REFRESH_SECONDS", 2.0, above=0)
 # Serve Bearer-key completions calls on the lean ASGI route rather than Django's request
-# cycle (see README, "Performance").
+# cycle (see docs/performance.md, "Choices made by measurement").
 MOMOR_LEAN_COMPLETIONS = env_bool("MOMOR_LEAN_COMPLETIONS", default=True)
 MOMOR_UPSTREAM_CONNECT_TIMEOUT = env_float("MOMOR_UPSTREAM_CONNECT_TIMEOUT", 10.0, above=0)
 MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT = env_float("MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT", 300.0, above=0)
@@ -291,10 +292,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": f"/{STATIC_URL}vendor/swagger-ui/favicon-32x32.png",
 }
 
-# Operations (README, "Production"): Prometheus metrics (off: no per-call figures, no
-# /metrics), the bearer token a scrape must send, a port of their own (0: Momor's port), how
-# many organizations get a label of their own (and which always do), and how long a readiness
-# probe waits on a store.
+# Operations (docs/operations.md, "Metrics" and "Probes"): Prometheus metrics (off: no
+# per-call figures, no /metrics), the bearer token a scrape must send, a port of their own (0:
+# Momor's port), how many organizations get a label of their own (and which always do), and how
+# long a readiness probe waits on a store.
 MOMOR_METRICS = env_bool("MOMOR_METRICS", default=True)
 MOMOR_METRICS_TOKEN = env_secret("MOMOR_METRICS_TOKEN")
 # Without a token, /metrics is served on Momor's port only when opened on purpose (a port that
@@ -342,7 +343,7 @@ LOGOUT_REDIRECT_URL = "/accounts/login/"
 EMAIL_BACKEND = env_str("MOMOR_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("MOMOR_FROM_EMAIL", "momor@localhost")
 
-# Roles and sign-in (see README, "Security") -------------------------------------------
+# Roles and sign-in (see docs/security.md, "Roles") ------------------------------------
 # How long an invitation's link works.
 MOMOR_INVITATION_TTL_SECONDS = env_int("MOMOR_INVITATION_TTL_SECONDS", 7 * 24 * 3600)
 # Sign-in throttling: after this many failed sign-ins from one client address, within a

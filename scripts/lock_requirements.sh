@@ -9,7 +9,7 @@ tested=$(mktemp)
 trap 'rm -f "$tested"' EXIT
 .venv/bin/pip freeze --exclude-editable | grep -v '^momor' >"$tested"
 {
-  echo "# Momor's runtime dependencies, pinned with their hashes (README, \"Deployment hardening\"):"
+  echo "# Momor's runtime dependencies, pinned with their hashes (docs/security.md, \"Deployment hardening\"):"
   echo "#   pip install --require-hashes -r requirements.lock && pip install --no-deps ."
   echo "# Made by scripts/lock_requirements.sh from pyproject.toml; do not edit."
   uv pip compile pyproject.toml --python-version 3.11 --python-platform linux \
