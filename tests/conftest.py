@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 
 from accounts.models import ApiKey, Membership, Organization, Role
 from accounts.secrets import hash_api_key, new_api_key, visible_prefix
@@ -28,7 +29,7 @@ def make_org(slug: str, *, credits: Decimal = Decimal(0), **policy: object) -> O
     return org
 
 
-def make_user(username: str, org: Organization | None = None, role: str = Role.MEMBER):  # type: ignore[no-untyped-def]
+def make_user(username: str, org: Organization | None = None, role: str = Role.MEMBER) -> User:
     user = get_user_model().objects.create_user(
         username=username, email=f"{username}@example.com", password=f"{username}-pass-123!"
     )
@@ -57,17 +58,17 @@ def globex(db: None) -> Organization:
 
 
 @pytest.fixture
-def alice(acme: Organization):  # type: ignore[no-untyped-def]
+def alice(acme: Organization) -> User:
     return make_user("alice", acme, Role.OWNER)
 
 
 @pytest.fixture
-def bob(acme: Organization):  # type: ignore[no-untyped-def]
+def bob(acme: Organization) -> User:
     return make_user("bob", acme, Role.MEMBER)
 
 
 @pytest.fixture
-def mallory(globex: Organization):  # type: ignore[no-untyped-def]
+def mallory(globex: Organization) -> User:
     return make_user("mallory", globex, Role.OWNER)
 
 

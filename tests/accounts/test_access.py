@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.test import Client
 
 from accounts.models import ApiKey, Membership, Organization, Role, SavedKey
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def acme_things(acme: Organization, alice: Any) -> dict[str, Any]:
+def acme_things(acme: Organization, alice: User) -> dict[str, Any]:
     """Something of every kind in acme, each with a marker no other organization has."""
     _, key = make_key(acme, name="acme-prod-key", created_by=alice)
     saved = SavedKey(organization=acme, provider="azure", label="acme-azure-label")
@@ -41,14 +42,18 @@ MARKERS = ["acme-prod-key", "acme-azure-label", "acme/private-model", "acme-note
 
 
 @pytest.mark.parametrize("path", PAGES)
-def test_no_page_shows_another_organizations_things(mallory, acme_things, path) -> None:  # type: ignore[no-untyped-def]
+def test_no_page_shows_another_organizations_things(
+    mallory: User, acme_things: dict[str, Any], path: str
+) -> None:
     response = signed_in(mallory).get(path)
     assert response.status_code == 200
     page = streamed(response) if response.streaming else response.content.decode()
     assert [marker for marker in MARKERS if marker in page] == []
 
 
-def test_a_forged_session_organization_is_ignored(mallory, acme, globex, acme_things) -> None:  # type: ignore[no-untyped-def]
+def test_a_forged_session_organization_is_ignored(
+    mallory: User, acme: Organization, globex: Organization, acme_things: dict[str, Any]
+) -> None:
     client = signed_in(mallory)
     session = client.session
     session[SESSION_ORG] = acme.pk
@@ -57,19 +62,25 @@ def test_a_forged_session_organization_is_ignored(mallory, acme, globex, acme_th
     assert "acme-prod-key" not in client.get("/keys/").content.decode()
 
 
-def test_switching_to_an_organization_one_is_not_in_does_nothing(mallory, acme, globex) -> None:  # type: ignore[no-untyped-def]
+def test_switching_to_an_organization_one_is_not_in_does_nothing(
+    mallory: User, acme: Organization, globex: Organization
+) -> None:
     client = signed_in(mallory)
     client.post("/organizations/switch/", {"organization": acme.pk})
     assert SESSION_ORG not in client.session
     assert client.get("/").context["current"].organization == globex
 
 
-def test_another_organizations_generation_is_not_found(mallory, acme_things) -> None:  # type: ignore[no-untyped-def]
+def test_another_organizations_generation_is_not_found(
+    mallory: User, acme_things: dict[str, Any]
+) -> None:
     request_id = acme_things["generation"].request_id
     assert signed_in(mallory).get(f"/generations/{request_id}/").status_code == 404
 
 
-def test_another_organizations_key_cannot_be_changed(mallory, acme_things) -> None:  # type: ignore[no-untyped-def]
+def test_another_organizations_key_cannot_be_changed(
+    mallory: User, acme_things: dict[str, Any]
+) -> None:
     key: ApiKey = acme_things["key"]
     client = signed_in(mallory)
     assert client.post(f"/keys/{key.pk}/revoke/").status_code == 404
@@ -78,13 +89,17 @@ def test_another_organizations_key_cannot_be_changed(mallory, acme_things) -> No
     assert (key.revoked_at, key.rate_limit) == (None, None)
 
 
-def test_another_organizations_saved_key_cannot_be_removed(mallory, acme_things) -> None:  # type: ignore[no-untyped-def]
+def test_another_organizations_saved_key_cannot_be_removed(
+    mallory: User, acme_things: dict[str, Any]
+) -> None:
     saved = acme_things["saved"]
     assert signed_in(mallory).post(f"/provider-keys/{saved.pk}/remove/").status_code == 404
     assert SavedKey.objects.filter(pk=saved.pk).exists()
 
 
-def test_policy_and_name_change_only_ones_own_organization(mallory, acme, globex) -> None:  # type: ignore[no-untyped-def]
+def test_policy_and_name_change_only_ones_own_organization(
+    mallory: User, acme: Organization, globex: Organization
+) -> None:
     client = signed_in(mallory)
     client.post("/policy/", {"zdr_hold": "on", "max_model_age": "P1Y"})
     client.post("/organization/", {"name": "Taken"})
@@ -94,7 +109,9 @@ def test_policy_and_name_change_only_ones_own_organization(mallory, acme, globex
     assert (globex.zdr_hold, globex.name) == (True, "Taken")
 
 
-def test_another_organizations_members_cannot_be_changed(mallory, alice, bob) -> None:  # type: ignore[no-untyped-def]
+def test_another_organizations_members_cannot_be_changed(
+    mallory: User, alice: User, bob: User
+) -> None:
     membership = Membership.objects.get(user=bob)
     client = signed_in(mallory)
     assert client.post(f"/members/{membership.pk}/role/", {"role": "owner"}).status_code == 404
@@ -111,26 +128,28 @@ EVERYONE = ["/", "/keys/", "/usage/", "/generations/", "/generations/export.csv"
 
 
 @pytest.fixture
-def carol(acme: Organization) -> Any:
+def carol(acme: Organization) -> User:
     return make_user("carol", acme, Role.ADMIN)
 
 
 @pytest.mark.parametrize("path", EVERYONE + ADMIN_PAGES + OWNER_PAGES)
-def test_the_owner_opens_every_page(alice, path) -> None:  # type: ignore[no-untyped-def]
+def test_the_owner_opens_every_page(alice: User, path: str) -> None:
     assert signed_in(alice).get(path).status_code == 200
 
 
 @pytest.mark.parametrize("path", EVERYONE + ADMIN_PAGES + OWNER_PAGES)
-def test_an_admin_opens_all_but_the_owners_pages(carol, path) -> None:  # type: ignore[no-untyped-def]
+def test_an_admin_opens_all_but_the_owners_pages(carol: User, path: str) -> None:
     assert signed_in(carol).get(path).status_code == (403 if path in OWNER_PAGES else 200)
 
 
 @pytest.mark.parametrize("path", EVERYONE + ADMIN_PAGES + OWNER_PAGES)
-def test_a_member_opens_only_the_members_pages(bob, path) -> None:  # type: ignore[no-untyped-def]
+def test_a_member_opens_only_the_members_pages(bob: User, path: str) -> None:
     assert signed_in(bob).get(path).status_code == (200 if path in EVERYONE else 403)
 
 
-def test_a_member_cannot_manage_saved_keys_policy_or_members(bob, alice, acme_things) -> None:  # type: ignore[no-untyped-def]
+def test_a_member_cannot_manage_saved_keys_policy_or_members(
+    bob: User, alice: User, acme_things: dict[str, Any]
+) -> None:
     client = signed_in(bob)
     own = Membership.objects.get(user=bob)
     posts = {
@@ -152,7 +171,9 @@ def test_a_member_cannot_manage_saved_keys_policy_or_members(bob, alice, acme_th
     assert not Membership.objects.filter(user__email="eve@example.com").exists()
 
 
-def test_a_member_sees_and_manages_only_their_own_keys(bob, alice, acme, acme_things) -> None:  # type: ignore[no-untyped-def]
+def test_a_member_sees_and_manages_only_their_own_keys(
+    bob: User, alice: User, acme: Organization, acme_things: dict[str, Any]
+) -> None:
     client = signed_in(bob)
     client.post("/keys/", {"name": "bobs-key"})
     page = client.get("/keys/").content.decode()
@@ -167,11 +188,11 @@ def test_a_member_sees_and_manages_only_their_own_keys(bob, alice, acme, acme_th
     assert (bobs.revoked_at is not None, alices.revoked_at) == (True, None)
 
 
-def test_an_admin_sees_every_key(carol, acme_things) -> None:  # type: ignore[no-untyped-def]
+def test_an_admin_sees_every_key(carol: User, acme_things: dict[str, Any]) -> None:
     assert "acme-prod-key" in signed_in(carol).get("/keys/").content.decode()
 
 
-def test_an_admin_cannot_make_touch_or_remove_owners(carol, alice, bob) -> None:  # type: ignore[no-untyped-def]
+def test_an_admin_cannot_make_touch_or_remove_owners(carol: User, alice: User, bob: User) -> None:
     client = signed_in(carol)
     owner = Membership.objects.get(user=alice)
     member = Membership.objects.get(user=bob)
@@ -190,7 +211,7 @@ def test_an_admin_cannot_make_touch_or_remove_owners(carol, alice, bob) -> None:
 
 
 def form_posts(
-    acme_things: dict[str, Any], bob: Any, acme: Organization
+    acme_things: dict[str, Any], bob: User, acme: Organization
 ) -> dict[str, dict[str, str]]:
     key, saved = acme_things["key"], acme_things["saved"]
     member = Membership.objects.get(user=bob)
@@ -212,7 +233,9 @@ def form_posts(
     }
 
 
-def test_every_form_refuses_a_post_without_its_csrf_token(alice, bob, acme, acme_things) -> None:  # type: ignore[no-untyped-def]
+def test_every_form_refuses_a_post_without_its_csrf_token(
+    alice: User, bob: User, acme: Organization, acme_things: dict[str, Any]
+) -> None:
     client = signed_in(alice, csrf=True)
     posts = form_posts(acme_things, bob, acme)
     statuses = {path: client.post(path, data).status_code for path, data in posts.items()}
@@ -228,7 +251,7 @@ def test_every_form_refuses_a_post_without_its_csrf_token(alice, bob, acme, acme
     assert Membership.objects.filter(user=bob).exists()
 
 
-def test_a_form_with_its_csrf_token_is_taken(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_a_form_with_its_csrf_token_is_taken(alice: User, acme: Organization) -> None:
     client = signed_in(alice, csrf=True)
     client.get("/keys/")
     token = client.cookies[settings.CSRF_COOKIE_NAME].value

@@ -8,10 +8,12 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.contrib.auth.models import User
+from django.core.mail import EmailMessage
 from django.test import Client
 from django.urls import reverse
 
-from accounts.models import ApiKey, Membership, Role, SavedKey
+from accounts.models import ApiKey, Membership, Organization, Role, SavedKey
 from accounts.permissions import SESSION_ORG
 from accounts.secrets import hash_api_key
 from gateway.models import Provider, Region
@@ -35,14 +37,14 @@ def test_it_sends_a_visitor_to_sign_in() -> None:
     assert response["Location"] == "/accounts/login/?next=/keys/"
 
 
-def test_a_person_signs_in_with_their_password(alice) -> None:  # type: ignore[no-untyped-def]
+def test_a_person_signs_in_with_their_password(alice: User) -> None:
     client = Client()
     response = client.post("/accounts/login/", {"username": "alice", "password": "alice-pass-123!"})
     assert response.status_code == 302
     assert client.get("/").status_code == 200
 
 
-def test_creating_a_key_shows_its_secret_once(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_creating_a_key_shows_its_secret_once(alice: User, acme: Organization) -> None:
     client = signed_in(alice)
     response = client.post("/keys/", {"name": "ci", "credit_limit": "5", "rate_limit": "60"})
     key = ApiKey.objects.get(name="ci")
@@ -53,7 +55,7 @@ def test_creating_a_key_shows_its_secret_once(alice, acme) -> None:  # type: ign
     assert secret not in client.get("/keys/").content.decode()
 
 
-def test_the_key_list_shows_each_keys_spend(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_the_key_list_shows_each_keys_spend(alice: User, acme: Organization) -> None:
     _, key = make_key(acme, name="prod", created_by=alice)
     make_generation(acme, key=key, cost="0.5")
     make_generation(acme, key=key, cost="0.25")
@@ -62,7 +64,7 @@ def test_the_key_list_shows_each_keys_spend(alice, acme) -> None:  # type: ignor
     assert "$0.75<" in response.content.decode()
 
 
-def test_limits_are_set_and_lifted(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_limits_are_set_and_lifted(alice: User, acme: Organization) -> None:
     _, key = make_key(acme, created_by=alice, credit_limit=Decimal(3))
     client = signed_in(alice)
     client.post(f"/keys/{key.pk}/limits/", {"credit_limit": "", "rate_limit": "30"})
@@ -84,8 +86,8 @@ def test_limits_are_set_and_lifted(alice, acme) -> None:  # type: ignore[no-unty
         ),
     ],
 )
-def test_limits_that_do_not_validate_are_named_by_their_label(  # type: ignore[no-untyped-def]
-    alice, acme, limits: dict[str, str], flash: str
+def test_limits_that_do_not_validate_are_named_by_their_label(
+    alice: User, acme: Organization, limits: dict[str, str], flash: str
 ) -> None:
     _, key = make_key(acme, created_by=alice)
     response = signed_in(alice).post(f"/keys/{key.pk}/limits/", limits, follow=True)
@@ -93,7 +95,7 @@ def test_limits_that_do_not_validate_are_named_by_their_label(  # type: ignore[n
     assert f'<div class="flash error">{flash}</div>' in response.content.decode()
 
 
-def test_revoking_a_key_over_htmx_returns_its_row(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_revoking_a_key_over_htmx_returns_its_row(alice: User, acme: Organization) -> None:
     _, key = make_key(acme, created_by=alice)
     response = signed_in(alice).post(f"/keys/{key.pk}/revoke/", headers={"HX-Request": "true"})
     key.refresh_from_db()
@@ -102,7 +104,9 @@ def test_revoking_a_key_over_htmx_returns_its_row(alice, acme) -> None:  # type:
     assert response.templates[0].name == "accounts/_key_row.html"
 
 
-def test_a_provider_key_is_saved_and_shown_by_its_suffix_only(alice, acme, catalog) -> None:  # type: ignore[no-untyped-def]
+def test_a_provider_key_is_saved_and_shown_by_its_suffix_only(
+    alice: User, acme: Organization, catalog: None
+) -> None:
     secret = "azure-secret-value-WXYZ"
     client = signed_in(alice)
     response = client.post(
@@ -121,7 +125,9 @@ def test_a_provider_key_is_saved_and_shown_by_its_suffix_only(alice, acme, catal
     assert "azure-secret-value" not in page
 
 
-def test_saving_again_replaces_the_key_and_remove_deletes_it(alice, acme, catalog) -> None:  # type: ignore[no-untyped-def]
+def test_saving_again_replaces_the_key_and_remove_deletes_it(
+    alice: User, acme: Organization, catalog: None
+) -> None:
     client = signed_in(alice)
     client.post("/provider-keys/", {"provider": "azure", "secret": "first-secret-AAAA"})
     client.post("/provider-keys/", {"provider": "azure", "secret": "second-secret-BBBB"})
@@ -131,7 +137,7 @@ def test_saving_again_replaces_the_key_and_remove_deletes_it(alice, acme, catalo
     assert not SavedKey.objects.filter(organization=acme).exists()
 
 
-def test_the_policy_form_sets_every_field(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_the_policy_form_sets_every_field(alice: User, acme: Organization) -> None:
     client = signed_in(alice)
     client.post("/policy/", {"zdr_hold": "on", "allow_deprecated": "on", "max_model_age": "P6M"})
     acme.refresh_from_db()
@@ -146,14 +152,16 @@ def test_the_policy_form_sets_every_field(alice, acme) -> None:  # type: ignore[
     assert (acme.zdr_hold, acme.allow_deprecated, acme.max_model_age) == (False, False, None)
 
 
-def test_the_policy_form_refuses_an_unreadable_age(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_the_policy_form_refuses_an_unreadable_age(alice: User, acme: Organization) -> None:
     response = signed_in(alice).post("/policy/", {"max_model_age": "six months"})
     assert response.status_code == 400
     assert "not an ISO 8601 duration" in response.content.decode()
 
 
 @pytest.mark.parametrize("age", ["P999999999Y", "PT99999999999999H"])
-def test_the_policy_form_refuses_an_age_past_any_date(alice, acme, age) -> None:  # type: ignore[no-untyped-def]
+def test_the_policy_form_refuses_an_age_past_any_date(
+    alice: User, acme: Organization, age: str
+) -> None:
     response = signed_in(alice).post("/policy/", {"max_model_age": age})
     assert response.status_code == 400
     assert response.context["form"].errors == {
@@ -163,7 +171,7 @@ def test_the_policy_form_refuses_an_age_past_any_date(alice, acme, age) -> None:
     assert acme.max_model_age is None
 
 
-def test_the_policy_form_keeps_the_longest_age_it_can(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_the_policy_form_keeps_the_longest_age_it_can(alice: User, acme: Organization) -> None:
     client = signed_in(alice)
     assert client.post("/policy/", {"max_model_age": "P2739726Y"}).status_code == 302
     acme.refresh_from_db()
@@ -171,7 +179,9 @@ def test_the_policy_form_keeps_the_longest_age_it_can(alice, acme) -> None:  # t
     assert 'value="P999999990D"' in client.get("/policy/").content.decode()
 
 
-def test_inviting_mails_the_link_and_lists_the_invitation(alice, acme, mailoutbox) -> None:  # type: ignore[no-untyped-def]
+def test_inviting_mails_the_link_and_lists_the_invitation(
+    alice: User, acme: Organization, mailoutbox: list[EmailMessage]
+) -> None:
     response = signed_in(alice).post(
         "/members/", {"email": "Carol@Example.com", "role": "admin"}, follow=True
     )
@@ -186,7 +196,7 @@ def test_inviting_mails_the_link_and_lists_the_invitation(alice, acme, mailoutbo
     assert not Membership.objects.filter(user__email="carol@example.com").exists()
 
 
-def test_roles_change_and_members_leave(alice, bob, acme) -> None:  # type: ignore[no-untyped-def]
+def test_roles_change_and_members_leave(alice: User, bob: User, acme: Organization) -> None:
     client = signed_in(alice)
     membership = Membership.objects.get(user=bob)
     client.post(f"/members/{membership.pk}/role/", {"role": "admin"})
@@ -196,7 +206,7 @@ def test_roles_change_and_members_leave(alice, bob, acme) -> None:  # type: igno
     assert not Membership.objects.filter(user=bob).exists()
 
 
-def test_the_last_owner_stays(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_the_last_owner_stays(alice: User, acme: Organization) -> None:
     own = Membership.objects.get(user=alice)
     response = signed_in(alice).post(f"/members/{own.pk}/role/", {"role": "member"}, follow=True)
     own.refresh_from_db()
@@ -204,7 +214,7 @@ def test_the_last_owner_stays(alice, acme) -> None:  # type: ignore[no-untyped-d
     assert "at least one owner" in response.content.decode()
 
 
-def test_a_member_of_two_organizations_switches(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_a_member_of_two_organizations_switches(alice: User, acme: Organization) -> None:
     other = make_org("initech")
     Membership.objects.create(user=alice, organization=other, role=Role.MEMBER)
     client = signed_in(alice)
@@ -214,7 +224,7 @@ def test_a_member_of_two_organizations_switches(alice, acme) -> None:  # type: i
     assert client.get("/").context["current"].organization == other
 
 
-def test_the_owner_renames_the_organization(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_the_owner_renames_the_organization(alice: User, acme: Organization) -> None:
     signed_in(alice).post("/organization/", {"name": "Acme Corporation"})
     acme.refresh_from_db()
     assert acme.name == "Acme Corporation"

@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import orjson
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 from drf_spectacular.validation import validate_schema
 
@@ -52,7 +53,7 @@ def management(acme: Organization) -> str:
 
 
 @pytest.fixture
-def carol(acme: Organization):  # type: ignore[no-untyped-def]
+def carol(acme: Organization) -> User:
     return make_user("carol", acme, Role.ADMIN)
 
 

@@ -9,14 +9,16 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
+from django.contrib.auth.models import User
 from django.utils import timezone
 
+from accounts.models import Organization
 from tests.ui_helpers import make_generation, signed_in, streamed
 
 pytestmark = pytest.mark.django_db
 
 
-def test_the_overview_shows_the_organization(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_the_overview_shows_the_organization(alice: User, acme: Organization) -> None:
     make_generation(acme, cost="0.25")
     page = signed_in(alice).get("/").content.decode()
     assert "Acme" in page
@@ -24,13 +26,13 @@ def test_the_overview_shows_the_organization(alice, acme) -> None:  # type: igno
     assert "$100.00" in page  # the owner sees the balance
 
 
-def test_billing_shows_the_balance_and_ledger(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_billing_shows_the_balance_and_ledger(alice: User, acme: Organization) -> None:
     page = signed_in(alice).get("/billing/").content.decode()
     assert "$100.00" in page
     assert "Top-up" in page
 
 
-def test_generations_are_filtered_and_paginated(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_generations_are_filtered_and_paginated(alice: User, acme: Organization) -> None:
     for _ in range(30):
         make_generation(acme, model="openai/gpt-5")
     make_generation(acme, model="mistral/mistral-small", provider="mistral", status="failed")
@@ -49,7 +51,7 @@ def test_generations_are_filtered_and_paginated(alice, acme) -> None:  # type: i
     assert only.context["live"] is False
 
 
-def test_a_generation_shows_every_attempt(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_a_generation_shows_every_attempt(alice: User, acme: Organization) -> None:
     generation = make_generation(acme)
     page = signed_in(alice).get(f"/generations/{generation.request_id}/").content.decode()
     assert "Momor&#x27;s key" in page
@@ -57,7 +59,7 @@ def test_a_generation_shows_every_attempt(alice, acme) -> None:  # type: ignore[
     assert "eu" in page
 
 
-def test_the_csv_export_has_the_filtered_generations(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_the_csv_export_has_the_filtered_generations(alice: User, acme: Organization) -> None:
     make_generation(acme, model="openai/gpt-5", cost="0.5")
     make_generation(acme, model="mistral/mistral-small", provider="mistral")
     response = signed_in(alice).get("/generations/export.csv", {"model": "openai/gpt-5"})
@@ -67,7 +69,7 @@ def test_the_csv_export_has_the_filtered_generations(alice, acme) -> None:  # ty
     assert [(r["model"], r["cost"]) for r in rows] == [("openai/gpt-5", "0.500000000")]
 
 
-def test_usage_is_split_by_model_and_by_provider(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_usage_is_split_by_model_and_by_provider(alice: User, acme: Organization) -> None:
     today = timezone.now()
     make_generation(acme, model="openai/gpt-5", cost="0.5", tokens=(100, 50))
     make_generation(acme, model="openai/gpt-5", cost="0.25", created_at=today - timedelta(days=1))
@@ -85,7 +87,7 @@ def test_usage_is_split_by_model_and_by_provider(alice, acme) -> None:  # type: 
     assert {d["label"] for d in split["calls"]["datasets"]} == {"openai", "mistral"}
 
 
-def test_the_usage_menus_show_the_period_the_page_covers(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_the_usage_menus_show_the_period_the_page_covers(alice: User, acme: Organization) -> None:
     client = signed_in(alice)
     for query, days, split in [
         ({}, "30", "model"),
@@ -100,7 +102,9 @@ def test_the_usage_menus_show_the_period_the_page_covers(alice, acme) -> None:  
         assert len(response.context["charts"]["calls"]["labels"]) == int(days)
 
 
-def test_calls_no_model_served_are_shown_by_what_they_requested(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_calls_no_model_served_are_shown_by_what_they_requested(
+    alice: User, acme: Organization
+) -> None:
     refused = make_generation(
         acme, model="", provider="", status="refused", cost="0",
         selectors=["anthropic/claude-opus-9"],
@@ -134,7 +138,7 @@ def test_calls_no_model_served_are_shown_by_what_they_requested(alice, acme) -> 
     assert '<td>not served</td><td class="num">3</td>' in by_provider.content.decode()
 
 
-def test_money_is_written_one_way_on_every_page(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_money_is_written_one_way_on_every_page(alice: User, acme: Organization) -> None:
     from billing.ledger.posting import ledger_post
     from billing.models import EntryKind
 
@@ -155,7 +159,7 @@ def test_money_is_written_one_way_on_every_page(alice, acme) -> None:  # type: i
         assert "$0.0000<" not in page and "$0.000033000" not in page
 
 
-def test_dates_are_written_one_way_on_every_page(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_dates_are_written_one_way_on_every_page(alice: User, acme: Organization) -> None:
     moment = datetime(2026, 3, 4, 15, 6, 7, tzinfo=UTC)
     generation = make_generation(acme, created_at=moment)
     client = signed_in(alice)
@@ -165,7 +169,7 @@ def test_dates_are_written_one_way_on_every_page(alice, acme) -> None:  # type: 
         assert 'title="2026-03-04T15:06:07+00:00"' in page, path
 
 
-def test_usage_is_split_by_app(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_usage_is_split_by_app(alice: User, acme: Organization) -> None:
 
     for app in ("Notes", "Notes", "https://b.example/", ""):
         make_generation(acme, app=app)
@@ -174,7 +178,9 @@ def test_usage_is_split_by_app(alice, acme) -> None:  # type: ignore[no-untyped-
     assert calls == {"Notes": 2.0, "https://b.example/": 1.0, "(none)": 1.0}
 
 
-def test_generations_filter_by_session_and_app_and_show_them(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_generations_filter_by_session_and_app_and_show_them(
+    alice: User, acme: Organization
+) -> None:
     from billing.models import Generation
 
     mine = make_generation(acme)
@@ -193,7 +199,9 @@ def test_generations_filter_by_session_and_app_and_show_them(alice, acme) -> Non
     assert "provider.only does not name it" in page
 
 
-def test_cursor_pages_keep_every_call_once_when_many_share_a_moment(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_cursor_pages_keep_every_call_once_when_many_share_a_moment(
+    alice: User, acme: Organization
+) -> None:
     moment = timezone.now() - timedelta(minutes=5)
     made = {make_generation(acme, created_at=moment).request_id for _ in range(60)}
     client = signed_in(alice)
@@ -210,14 +218,16 @@ def test_cursor_pages_keep_every_call_once_when_many_share_a_moment(alice, acme)
 
 
 @pytest.mark.parametrize("cursor", ["nonsense", "2026-13-45T00:00:00+00:00_1", "_", "2026-01-01_x"])
-def test_a_malformed_cursor_shows_the_first_page(alice, acme, cursor: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_malformed_cursor_shows_the_first_page(
+    alice: User, acme: Organization, cursor: str
+) -> None:
     newest = make_generation(acme)
     response = signed_in(alice).get("/generations/", {"before": cursor, "after": cursor})
     assert response.status_code == 200
     assert [g.request_id for g in response.context["page"]] == [newest.request_id]
 
 
-def test_a_charge_in_the_ledger_names_its_model_once(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_a_charge_in_the_ledger_names_its_model_once(alice: User, acme: Organization) -> None:
     from billing.ledger.posting import ledger_post
     from billing.models import EntryKind
 
@@ -235,7 +245,7 @@ def test_a_charge_in_the_ledger_names_its_model_once(alice, acme) -> None:  # ty
     assert page.count("demo/echo") == 1
 
 
-def test_attempts_are_numbered_from_one(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_attempts_are_numbered_from_one(alice: User, acme: Organization) -> None:
     from billing.models import Attempt
 
     generation = make_generation(acme)
@@ -261,7 +271,9 @@ def test_attempts_are_numbered_from_one(alice, acme) -> None:  # type: ignore[no
         ("success", "from the provider's usage"),
     ],
 )
-def test_a_call_that_cost_nothing_says_so(alice, acme, status: str, said: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_call_that_cost_nothing_says_so(
+    alice: User, acme: Organization, status: str, said: str
+) -> None:
     cost = "0" if status != "success" else "0.001"
     generation = make_generation(acme, status=status, cost=cost, tokens=(0, 0))
     page = signed_in(alice).get(f"/generations/{generation.request_id}/").content.decode()

@@ -7,8 +7,9 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
+from django.contrib.auth.models import User
 
-from accounts.models import SavedKey
+from accounts.models import Organization, SavedKey
 from gateway.edge.playground import Choice
 from gateway.models import Model, Offering, Provider
 from tests.ui_helpers import signed_in
@@ -34,7 +35,9 @@ def keyed_provider(name: str, key: str) -> Provider:
     return row
 
 
-def test_only_models_with_a_key_can_be_picked_and_the_default_is_one(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_only_models_with_a_key_can_be_picked_and_the_default_is_one(
+    alice: User, acme: Organization
+) -> None:
     offered("openai/gpt-5", keyed_provider("openai", "momor-key-0001"), tiers=["high"])
     offered("lab/unkeyed", keyed_provider("lab", ""), tiers=["lab"], auto=True)
     response = signed_in(alice).get("/playground/")
@@ -51,7 +54,7 @@ def test_only_models_with_a_key_can_be_picked_and_the_default_is_one(alice, acme
     assert "csrftoken" in response.cookies
 
 
-def test_a_saved_key_makes_a_model_runnable(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_a_saved_key_makes_a_model_runnable(alice: User, acme: Organization) -> None:
     offered("lab/unkeyed", keyed_provider("lab", ""), tiers=[], auto=True)
     saved = SavedKey(organization=acme, provider="lab")
     saved.set_secret("acme-own-lab-key-0042")
@@ -64,7 +67,7 @@ def test_a_saved_key_makes_a_model_runnable(alice, acme) -> None:  # type: ignor
     )
 
 
-def test_a_fresh_install_says_no_model_can_answer(alice, acme) -> None:  # type: ignore[no-untyped-def]
+def test_a_fresh_install_says_no_model_can_answer(alice: User, acme: Organization) -> None:
     offered("openai/gpt-5", keyed_provider("openai", ""), tiers=["high"], auto=True)
     Model.objects.create(id="lab/unoffered", tiers=[], auto=False)
     response = signed_in(alice).get("/playground/")
