@@ -7,11 +7,20 @@ from typing import Any
 
 from redis.cluster import RedisCluster
 
+from billing.admission import select
+from billing.admission.redis_store import RedisStore
 from core.redis_client import SyncClient, sync_client
 
 
 def client(url: str, **options: Any) -> SyncClient:
     return sync_client(url, **options)
+
+
+def shared_client() -> SyncClient:
+    """A client of the Redis the shared admission store in use talks to."""
+    shared = select.store()
+    assert isinstance(shared, RedisStore), shared
+    return sync_client(shared.url)
 
 
 def flush(url: str) -> None:

@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
+from pytest_django.fixtures import Settings as SettingsWrapper
 
 from billing.admission import NeedBalance, NeedKeySpend, Refused
 from billing.admission.base import AdmissionStore, AdmitRequest
@@ -19,11 +20,11 @@ TTL = 60_000
 
 
 @pytest.fixture(params=["local", "redis"])
-def store(request: pytest.FixtureRequest, settings: object) -> Iterator[AdmissionStore]:
+def store(request: pytest.FixtureRequest, settings: SettingsWrapper) -> Iterator[AdmissionStore]:
     if request.param == "local":
         yield LocalStore()
         return
-    url = settings.REDIS_URL  # type: ignore[attr-defined]
+    url = settings.REDIS_URL
     flush(url)
     yield RedisStore(url)
     flush(url)
@@ -231,9 +232,9 @@ async def test_the_oldest_unposted_charges_come_first(store: AdmissionStore) -> 
 
 
 async def test_redis_that_lost_its_scripts_still_admits_calls_sent_together(
-    settings: object,
+    settings: SettingsWrapper,
 ) -> None:
-    url = settings.REDIS_URL  # type: ignore[attr-defined]
+    url = settings.REDIS_URL
     flush(url)
     store = RedisStore(url)
     store.sync_balance(7, 1_000, 1)
@@ -251,8 +252,8 @@ def redis_ms(store: RedisStore) -> int:
 
 
 @pytest.fixture
-def shared(settings: object) -> Iterator[RedisStore]:
-    url = settings.REDIS_URL  # type: ignore[attr-defined]
+def shared(settings: SettingsWrapper) -> Iterator[RedisStore]:
+    url = settings.REDIS_URL
     flush(url)
     yield RedisStore(url)
     flush(url)

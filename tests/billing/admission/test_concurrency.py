@@ -5,6 +5,7 @@ per call, every reservation settled or released; a key's rate limit is shared to
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 
@@ -24,10 +25,10 @@ CALL = {"model": "openai/gpt-5-mini", "messages": HI, "max_tokens": 1000}
 ACTUAL = Decimal("0.001002500")  # 10 x 0.25 + 500 x 2 per million: under each reservation
 
 
-def wait_until(predicate: object, timeout: float = 30.0) -> None:
+def wait_until(predicate: Callable[[], object], timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if predicate():  # type: ignore[operator]
+        if predicate():
             return
         time.sleep(0.1)
     raise AssertionError("timed out")

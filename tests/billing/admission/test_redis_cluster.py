@@ -9,10 +9,11 @@ from decimal import Decimal
 
 import httpx
 import pytest
+from pytest_django.fixtures import Settings as SettingsWrapper
 from redis.cluster import RedisCluster
 from redis.crc import key_slot
 
-from billing.admission.base import AdmitRequest, Ticket
+from billing.admission.base import AdmitRequest, RateState, Ticket
 from billing.admission.redis_store import (
     Settlement,
     admit_keys,
@@ -44,7 +45,7 @@ def slots(keys: list[str]) -> set[int]:
 
 def scripts_keys(org_id: int) -> list[list[str]]:
     request = AdmitRequest("r1", org_id, "k9", 10, 5, 100, 1_790_000_000_000, 60_000)
-    ticket = Ticket("r1", org_id, "k9", 10, None)  # type: ignore[arg-type]
+    ticket = Ticket("r1", org_id, "k9", 10, RateState())
     settlement = Settlement(org_id, "k9", ticket, 5, "call-1", b"{}")
     return [admit_keys(request), renew_keys(ticket), settlement.keys(), advance_keys(org_id)]
 
@@ -79,7 +80,7 @@ def test_a_cluster_url_names_its_seed_nodes_and_credentials() -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_calls_of_organizations_on_every_shard_are_admitted_and_recorded(
-    world: World, settings: object
+    world: World, settings: SettingsWrapper
 ) -> None:
     """One organization per slot group: each call is admitted by its group's shard, settled
     into its group's stream, and stored by the consumer reading every stream."""
@@ -98,13 +99,15 @@ def test_calls_of_organizations_on_every_shard_are_admitted_and_recorded(
     groups = {org_group(org_id) for org_id in stored.values_list("organization_id", flat=True)}
     assert stored.count() == SLOT_GROUPS
     assert len(groups) == SLOT_GROUPS
-    client = redis_client(settings.REDIS_URL)  # type: ignore[attr-defined]
+    client = redis_client(settings.REDIS_URL)
     assert sum(int(client.xlen(stream)) for stream in records_streams()) == 0
 
 
 @pytest.mark.django_db(transaction=True)
-def test_on_a_cluster_organizations_spread_over_every_shard(world: World, settings: object) -> None:
-    url = settings.REDIS_URL  # type: ignore[attr-defined]
+def test_on_a_cluster_organizations_spread_over_every_shard(
+    world: World, settings: SettingsWrapper
+) -> None:
+    url = settings.REDIS_URL
     if not is_cluster(url):
         pytest.skip("REDIS_URL names a single Redis")
     client = redis_client(url)

@@ -26,7 +26,7 @@ from gateway.catalog.state import STATE
 from tests.billing.conftest import HI, World
 from tests.billing.recording.test_redis_outage import own_redis, wait_served_by_redis  # noqa: F401
 from tests.conftest import make_key
-from tests.redis_helpers import client as redis_client
+from tests.redis_helpers import shared_client
 from tests.stores import RedisServer, wait_until
 
 FORTY = {"prompt_tokens": 0, "completion_tokens": 4}  # $0.00004 on gpt-5
@@ -37,7 +37,7 @@ def ask(max_tokens: int = 100) -> dict[str, Any]:
 
 
 def redis_spent(org_id: int, key_id: int) -> int:
-    client = redis_client(select.store().url)  # type: ignore[attr-defined]
+    client = shared_client()
     spent = client.get(org_key(org_id, "adm", "spent", f"k{key_id}"))
     assert isinstance(spent, bytes), spent
     return int(spent)
@@ -45,7 +45,7 @@ def redis_spent(org_id: int, key_id: int) -> int:
 
 def handed_off_payload(org_id: int, request_id: str) -> bytes:
     """The record of a call as its settle appended it to the records stream."""
-    client = redis_client(select.store().url)  # type: ignore[attr-defined]
+    client = shared_client()
     for _, fields in client.xrange(records_stream(org_group(org_id))) or []:
         payload = (fields or {}).get(b"r")
         if isinstance(payload, bytes) and orjson.loads(payload)["request_id"] == request_id:

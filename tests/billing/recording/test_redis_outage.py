@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 from django.utils import timezone
+from pytest_django.fixtures import Settings as SettingsWrapper
 
 from billing.admission import select
 from billing.ledger.posting import ledger_post, ledger_sum
@@ -25,14 +26,16 @@ from core.redis_keys import org_key
 from gateway.catalog.state import STATE
 from tests.billing.conftest import HI, World, redis_of_its_own
 from tests.conftest import make_key, make_org
-from tests.redis_helpers import client as redis_client
+from tests.redis_helpers import shared_client
 from tests.stores import RedisServer
 
 CLOSED = "redis://127.0.0.1:9/0"
 
 
-def test_a_call_is_served_and_recorded_while_redis_is_down(world: World, settings: object) -> None:
-    settings.REDIS_URL = CLOSED  # type: ignore[attr-defined]
+def test_a_call_is_served_and_recorded_while_redis_is_down(
+    world: World, settings: SettingsWrapper
+) -> None:
+    settings.REDIS_URL = CLOSED
     select.store.cache_clear()
     world.fake.script("gpt-5", usage={"prompt_tokens": 10, "completion_tokens": 100})
 
@@ -45,8 +48,10 @@ def test_a_call_is_served_and_recorded_while_redis_is_down(world: World, setting
     assert select.local_store().open_reservations(world.org.pk, 2**62) == {}
 
 
-def test_credit_is_still_enforced_while_redis_is_down(world: World, settings: object) -> None:
-    settings.REDIS_URL = CLOSED  # type: ignore[attr-defined]
+def test_credit_is_still_enforced_while_redis_is_down(
+    world: World, settings: SettingsWrapper
+) -> None:
+    settings.REDIS_URL = CLOSED
     select.store.cache_clear()
     poor = make_org("poor", credits=Decimal("0.001"))
     key, _ = make_key(poor)
@@ -95,7 +100,7 @@ def test_the_fallback_store_follows_the_ledger_from_one_outage_to_the_next(
 
 def wait_served_by_redis(world: World, timeout: float = 10.0) -> None:
     """Until a call is admitted by Redis again (the breaker has let a probe through)."""
-    client = redis_client(select.store().url)  # type: ignore[attr-defined]
+    client = shared_client()
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert world.post(ask()).status_code == 200
