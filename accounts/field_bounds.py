@@ -23,9 +23,6 @@ USD_CEILING = Decimal(10) ** (18 - USD_PLACES)
 RETENTION_DAYS_MAX = 36_500
 """A span of days an operator gives (a retention, a seeding's spread): a hundred years."""
 
-SEED_COUNT_MAX = 100_000_000
-"""The most generations `seed_generations` stores in one run."""
-
 FIRST_DAY = date(2, 1, 1)
 LAST_DAY = date(9998, 12, 31)
 """Dates and moments Momor takes: a year's margin inside Python's calendar (years 1 to 9999),

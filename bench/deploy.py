@@ -189,12 +189,17 @@ class Deployment:
         _redis_flush(self.settings.redis_db)
 
     def manage(self, *args: str) -> str:
+        return self.python("manage.py", *args)
+
+    def python(self, *args: str) -> str:
+        """Python run from the deployment's checkout in its environment (`manage.py ...`,
+        `-m bench.seed ...`); what it printed."""
         out = subprocess.run(  # noqa: S603
-            [str(VENV_BIN / "python"), "manage.py", *args],
+            [str(VENV_BIN / "python"), *args],
             cwd=self.root, env=self.env, capture_output=True, text=True,
         )  # fmt: skip
         if out.returncode:
-            raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{out.stderr[-3000:]}")
+            raise RuntimeError(f"python {' '.join(args)} failed:\n{out.stderr[-3000:]}")
         return out.stdout
 
     def start_worker(self, procs: Procs, core: int) -> Proc:

@@ -60,7 +60,7 @@ def seed(deployment: Deployment, total: int, in_org: int, others: int) -> Metric
 
 def _timed(deployment: Deployment, slug: str, count: int) -> float:
     began = time.monotonic()
-    deployment.manage("seed_generations", "--org", slug, "--count", str(count), "--days", str(DAYS))
+    deployment.python("-m", "bench.seed", "--org", slug, "--count", str(count), "--days", str(DAYS))
     seconds = round(time.monotonic() - began, 1)
     print(f"  seeded {count:,} generations of {slug} in {seconds} s", flush=True)
     return seconds

@@ -1,7 +1,7 @@
-"""Attacker-style (an operator's typo is enough): every management command given a value past
-its column or the calendar answers one line and exits 1, never a traceback, and stores
-nothing; and `create_api_key --kind management` makes a key that works on the management
-API."""
+"""Attacker-style (an operator's typo is enough): every management command (and the benchmark's
+seeding, `python -m bench.seed`) given a value past its column or the calendar answers one line
+and exits 1, never a traceback, and stores nothing; and `create_api_key --kind management`
+makes a key that works on the management API."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from django.test import Client
 
 from accounts.models import ApiKey, KeyKind, Organization
 from billing.models import DailyRollup, LedgerEntry
-from tests.child_process import manage
+from tests.child_process import manage, python
 from tests.conftest import make_org
 
 pytestmark = [pytest.mark.security, pytest.mark.django_db(transaction=True)]
@@ -46,35 +46,35 @@ def stored() -> tuple[Any, ...]:
     ("args", "message"),
     [
         (
-            ["create_api_key", "--org", "acme", "--kind", "root"],
+            ["manage.py", "create_api_key", "--org", "acme", "--kind", "root"],
             "--kind must be inference or management, not 'root'",
         ),
         (
-            ["add_credits", "--org", "acme", "999999999"],
+            ["manage.py", "add_credits", "--org", "acme", "999999999"],
             "the balance would be 1000000099.00 USD: a balance stays under 1,000,000,000 USD",
         ),
         (
-            ["maintain_records", "--retention-days", "99999999999999999999"],
+            ["manage.py", "maintain_records", "--retention-days", "99999999999999999999"],
             "--retention-days must be from 0 to 36,500, not 99999999999999999999",
         ),
         (
-            ["maintain_records", "--retention-days", "ten"],
+            ["manage.py", "maintain_records", "--retention-days", "ten"],
             "--retention-days must be a whole number, not 'ten'",
         ),
         (
-            ["seed_generations", "--org", "acme", "--count", "1", "--days", "9999999999"],
+            ["-m", "bench.seed", "--org", "acme", "--count", "1", "--days", "9999999999"],
             "--days must be from 1 to 36,500, not 9999999999",
         ),
         (
-            ["seed_generations", "--org", "acme", "--count", "1e3"],
+            ["-m", "bench.seed", "--org", "acme", "--count", "1e3"],
             "--count must be a whole number, not '1e3'",
         ),
         (
-            ["backfill_rollups", "--until", "9999-12-31"],
+            ["manage.py", "backfill_rollups", "--until", "9999-12-31"],
             "--until must be a day between 0002-01-01 and 9998-12-31, not 9999-12-31",
         ),
         (
-            ["backfill_rollups", "--since", "yesterday"],
+            ["manage.py", "backfill_rollups", "--since", "yesterday"],
             "--since must be a day, YYYY-MM-DD, not 'yesterday'",
         ),
     ],
@@ -83,8 +83,8 @@ def stored() -> tuple[Any, ...]:
         "add_credits-balance",
         "maintain_records-huge",
         "maintain_records-text",
-        "seed_generations-days",
-        "seed_generations-count",
+        "bench.seed-days",
+        "bench.seed-count",
         "backfill_rollups-until",
         "backfill_rollups-since",
     ],
@@ -93,6 +93,6 @@ def test_a_value_past_its_bound_is_one_line_and_exit_1(
     acme: Organization, args: list[str], message: str
 ) -> None:
     before = stored()
-    done = manage(*args)
+    done = python(*args)
     assert (done.returncode, done.stdout, done.stderr) == (1, "", f"CommandError: {message}\n")
     assert stored() == before

@@ -1,6 +1,6 @@
 """Attacker-style, by property (hypothesis): every management API route (found by walking the
 URL conf under /api/manage/), every form of the members' UI and every management command's
-argument, fed out-of-range and malformed values (huge and negative numbers, floats, NaN and
+argument (and the benchmark's seeding's), fed out-of-range and malformed values (huge and negative numbers, floats, NaN and
 Infinity, NUL characters, long and unicode text, wrong JSON types, deep nesting, dates off the
 calendar). None answers a 500 or raises past its edge (a command refuses with a one-line
 CommandError), and a refusal stores nothing."""
@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from accounts.models import ApiKey, Invitation, KeyKind, Membership, Organization, Role, SavedKey
+from bench import seed
 from billing.models import DailyRollup, Generation, LedgerEntry
 from tests.conftest import make_key, make_org
 
@@ -356,12 +357,18 @@ COMMANDS: dict[str, Args] = {
         *options(d, {"--label": texts}),
     ],
     "backfill_rollups": lambda d: options(d, {"--org": SLUGS, "--since": texts, "--until": texts}),
-    "seed_generations": lambda d: [
+    "maintain_records": lambda d: options(d, {"--retention-days": texts}),
+    "load_catalog": lambda d: [d.draw(texts)],
+}
+
+
+# The benchmark's seeding (`python -m bench.seed`) is no management command, but it reads and
+# refuses its arguments as one does.
+BENCH_COMMANDS: dict[str, Args] = {
+    "bench.seed": lambda d: [
         *["--org", d.draw(SLUGS), "--count", d.draw(texts)],
         *options(d, {"--days": texts}),
     ],
-    "maintain_records": lambda d: options(d, {"--retention-days": texts}),
-    "load_catalog": lambda d: [d.draw(texts)],
 }
 
 
@@ -374,16 +381,17 @@ def test_every_command_is_driven() -> None:
     assert ours | gateway == set(COMMANDS) | without_arguments
 
 
-@pytest.mark.parametrize("name", sorted(COMMANDS))
+@pytest.mark.parametrize("name", sorted(COMMANDS | BENCH_COMMANDS))
 @PROPERTY
 @given(data=st.data())
 def test_every_command_refuses_malformed_arguments_in_one_line(
     world: World, name: str, data: Any
 ) -> None:
-    argv = COMMANDS[name](data)
+    argv = (COMMANDS | BENCH_COMMANDS)[name](data)
     before = stored()
+    command = seed.Command() if name in BENCH_COMMANDS else name
     try:
-        call_command(name, *argv, stdout=StringIO(), stderr=StringIO())
+        call_command(command, *argv, stdout=StringIO(), stderr=StringIO())
     except CommandError as exc:
         assert "\n" not in str(exc).strip(), f"{name} {argv!r}: {exc}"
         assert stored() == before, f"{name} {argv!r}: refused but stored"

@@ -19,6 +19,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from accounts.models import Organization
+from bench import seed
 from billing.models import Attempt, DailyRollup, Generation, LedgerEntry
 from billing.recording.hand_off import drain, record_call
 from billing.retention.partitions import partition_name, partitions_ensure
@@ -151,7 +152,7 @@ def test_the_backfill_refuses_an_unknown_organization(db: None) -> None:
 
 def test_seeding_writes_realistic_calls_and_their_rollups(acme_funded: Organization) -> None:
     _, key = make_key(acme_funded, name="seeded")
-    call_command("seed_generations", "--org", "acme", "--count", "3000", "--days", "40")
+    call_command(seed.Command(), "--org", "acme", "--count", "3000", "--days", "40")
 
     generations = Generation.objects.for_org(acme_funded.pk)
     assert generations.count() == Attempt.objects.count() == 3000
@@ -171,7 +172,7 @@ def test_seeding_writes_realistic_calls_and_their_rollups(acme_funded: Organizat
 
 def test_seeding_refuses_an_unknown_organization(db: None) -> None:
     with pytest.raises(CommandError, match="no organization 'nobody'"):
-        call_command("seed_generations", "--org", "nobody", "--count", "10")
+        call_command(seed.Command(), "--org", "nobody", "--count", "10")
 
 
 SQLITE_COUNTS = """
@@ -188,9 +189,9 @@ def test_seeding_writes_the_same_records_on_sqlite(tmp_path: Path) -> None:
     """SQLite sums decimals in floating point: the totals agree to a millionth of a dollar."""
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'momor.sqlite3'}"}
 
-    def run(*args: str) -> str:
+    def run(*args: str, program: tuple[str, ...] = ("manage.py",)) -> str:
         done = subprocess.run(  # noqa: S603 - our own manage.py
-            [sys.executable, "manage.py", *args], cwd=ROOT, env=env,
+            [sys.executable, *program, *args], cwd=ROOT, env=env,
             capture_output=True, text=True, timeout=120, check=False,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
@@ -199,7 +200,7 @@ def test_seeding_writes_the_same_records_on_sqlite(tmp_path: Path) -> None:
     run("migrate", "-v", "0")
     run("create_org", "seeded", "--credits", "10")
     assert "seeded: 12000 generations" in run(
-        "seed_generations", "--org", "seeded", "--count", "12000", "--days", "20"
+        "--org", "seeded", "--count", "12000", "--days", "20", program=("-m", "bench.seed")
     )
     assert run("shell", "-v", "0", "-c", SQLITE_COUNTS).split() == [
         "12000",
