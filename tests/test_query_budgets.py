@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 import pytest
@@ -248,7 +249,7 @@ def test_a_page_makes_the_same_queries_with_hundreds_of_rows(
     alice: User, crowd: Crowd, path: str, budget: int, django_assert_max_num_queries: Any
 ) -> None:
     client = signed_in(alice)
-    get = lambda: client.get(path)  # noqa: E731
+    get = partial(client.get, path)
     same_queries_when_crowded(get, crowd, budget, django_assert_max_num_queries)
 
 
@@ -256,7 +257,7 @@ def test_the_live_generations_table_makes_the_same_queries(
     alice: User, crowd: Crowd, django_assert_max_num_queries: Any
 ) -> None:
     client = signed_in(alice)
-    get = lambda: client.get("/generations/", headers={"HX-Request": "true"})  # noqa: E731
+    get = partial(client.get, "/generations/", headers={"HX-Request": "true"})
     same_queries_when_crowded(get, crowd, 7, django_assert_max_num_queries)
 
 
@@ -276,7 +277,7 @@ def test_a_members_page_makes_the_same_queries(
 ) -> None:
     make_key(crowd.org, name="bobs", created_by=bob)
     client = signed_in(bob)
-    get = lambda: client.get(path)  # noqa: E731
+    get = partial(client.get, path)
     same_queries_when_crowded(get, crowd, budget, django_assert_max_num_queries)
 
 
@@ -285,7 +286,7 @@ def test_the_page_without_an_organization_makes_the_same_queries(
 ) -> None:
     loner = get_user_model().objects.create_user("loner", "loner@example.com", "pw-loner-123")
     client = signed_in(loner)
-    get = lambda: client.get("/welcome/")  # noqa: E731
+    get = partial(client.get, "/welcome/")
     same_queries_when_crowded(get, crowd, 4, django_assert_max_num_queries)
 
 
@@ -297,7 +298,7 @@ def test_a_signed_out_page_makes_the_same_queries(
     crowd: Crowd, path: str, budget: int, django_assert_max_num_queries: Any
 ) -> None:
     visitor = Client()
-    get = lambda: visitor.get(path)  # noqa: E731
+    get = partial(visitor.get, path)
     same_queries_when_crowded(get, crowd, budget, django_assert_max_num_queries)
 
 
@@ -317,7 +318,7 @@ def test_the_invitation_page_makes_the_same_queries(
     link = mailoutbox[0].body.split("http://testserver", 1)[1].split()[0]
     visitor = Client()
     assert visitor.get(link).status_code == 302  # the token leaves the URL for the session
-    page = lambda: visitor.get("/invitations/accept/")  # noqa: E731
+    page = partial(visitor.get, "/invitations/accept/")
     same_queries_when_crowded(page, crowd, 4, django_assert_max_num_queries)  # its session too
 
 
@@ -337,7 +338,7 @@ def test_a_list_makes_the_same_queries_with_hundreds_of_rows_for_a_session(
     alice: User, crowd: Crowd, path: str, budget: int, django_assert_max_num_queries: Any
 ) -> None:
     client = signed_in(alice)
-    get = lambda: client.get(path)  # noqa: E731
+    get = partial(client.get, path)
     same_queries_when_crowded(get, crowd, budget, django_assert_max_num_queries)
 
 
@@ -353,7 +354,7 @@ def test_a_list_makes_the_same_queries_with_hundreds_of_rows_for_a_member(
 ) -> None:
     make_key(crowd.org, name="bobs", created_by=bob)
     client = signed_in(bob)
-    get = lambda: client.get(path)  # noqa: E731
+    get = partial(client.get, path)
     same_queries_when_crowded(get, crowd, budget, django_assert_max_num_queries)
 
 
@@ -363,7 +364,7 @@ def test_a_list_makes_the_same_queries_with_hundreds_of_rows_for_a_management_ke
 ) -> None:
     plain, _ = make_key(crowd.org, kind=KeyKind.MANAGEMENT, created_by=alice)
     client = Client(headers={"authorization": f"Bearer {plain}"})
-    get = lambda: client.get(path)  # noqa: E731
+    get = partial(client.get, path)
     same_queries_when_crowded(get, crowd, budget, django_assert_max_num_queries)
 
 
