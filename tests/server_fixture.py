@@ -9,11 +9,11 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 import redis
 import uvicorn
+from pytest_django import DjangoDbBlocker
 
 from gateway.catalog.state import STATE
 from gateway.request.identity import Identities
@@ -73,7 +73,7 @@ def forget_state() -> None:
             flush(url)
 
 
-def _disconnect_server_threads(django_db_blocker: pytest.FixtureRequest) -> None:
+def _disconnect_server_threads(django_db_blocker: DjangoDbBlocker) -> None:
     """The server's database threads keep connections open; end them so the test database
     can be dropped."""
     from django.db import connection
@@ -81,7 +81,7 @@ def _disconnect_server_threads(django_db_blocker: pytest.FixtureRequest) -> None
     if connection.vendor != "postgresql":
         return
     others = "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
-    with django_db_blocker.unblock(), connection.cursor() as cursor:  # type: ignore[attr-defined]
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
         cursor.execute(f"SELECT pg_terminate_backend(pid) {others}")
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
@@ -92,7 +92,9 @@ def _disconnect_server_threads(django_db_blocker: pytest.FixtureRequest) -> None
 
 
 @pytest.fixture(scope="session")
-def gateway_server(django_db_setup: None, django_db_blocker: Any) -> Iterator[GatewayServer]:
+def gateway_server(
+    django_db_setup: None, django_db_blocker: DjangoDbBlocker
+) -> Iterator[GatewayServer]:
     server = GatewayServer()
     server.start()
     yield server

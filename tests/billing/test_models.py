@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
@@ -32,8 +33,8 @@ def january(acme: Organization, globex: Organization) -> dict[str, Generation]:
     return made
 
 
-def names(rows: object, january: dict[str, Generation]) -> set[str]:
-    ids = {g.pk for g in rows}  # type: ignore[attr-defined]
+def names(rows: Iterable[Generation], january: dict[str, Generation]) -> set[str]:
+    ids = {g.pk for g in rows}
     return {name for name, g in january.items() if g.pk in ids}
 
 

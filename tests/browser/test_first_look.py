@@ -180,7 +180,9 @@ def test_money_dates_and_refused_calls_read_one_way(alice_in: Page, world: World
 def test_long_key_names_and_dates_stay_on_one_line(alice_in: Page, world: World) -> None:
     for name in ["production-backend-service-eu-west-1", "nightly-evaluation-batch-runner"]:
         make_key(world.org, name=name)
-    ApiKey.objects.update(last_used_at=ApiKey.objects.first().created_at)  # type: ignore[union-attr]
+    first = ApiKey.objects.first()
+    assert first is not None
+    ApiKey.objects.update(last_used_at=first.created_at)
     page = alice_in
     page.set_viewport_size(LAPTOP)
     page.goto("/keys/")

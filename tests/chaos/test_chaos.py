@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -17,8 +18,10 @@ from tests.chaos.load import Outcome, Pool, run_load
 pytestmark = pytest.mark.chaos
 
 
-def load(deployment: Deployment, pool: Pool, fault: object, **sizes: int) -> list[Outcome]:
-    outcomes = asyncio.run(run_load(pool, deployment.key, fault, **sizes))  # type: ignore[arg-type]
+def load(
+    deployment: Deployment, pool: Pool, fault: Callable[[], None], **sizes: int
+) -> list[Outcome]:
+    outcomes = asyncio.run(run_load(pool, deployment.key, fault, **sizes))
     answered = [o for o in outcomes if o.complete]
     assert len(answered) >= 200, f"only {len(answered)} of {len(outcomes)} calls answered"
     assert {o.streamed for o in answered} == {False, True}

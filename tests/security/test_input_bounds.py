@@ -14,7 +14,7 @@ import pytest
 from django.conf import settings
 from django.test import Client
 from websockets.exceptions import ConnectionClosed
-from websockets.sync.client import connect
+from websockets.sync.client import ClientConnection, connect
 
 from tests.conftest import make_key, make_org, make_user
 from tests.fake_upstream_fixture import FakeUpstream
@@ -119,7 +119,7 @@ def member_feed(
     return key, str(client.cookies[settings.SESSION_COOKIE_NAME].value)
 
 
-def feed(server: RealServer, session: str) -> object:
+def feed(server: RealServer, session: str) -> ClientConnection:
     return connect(
         f"ws://127.0.0.1:{server.port}/ws/generations/",
         additional_headers={
@@ -132,7 +132,7 @@ def feed(server: RealServer, session: str) -> object:
 
 def test_uvicorn_serves_the_live_feed(uvicorn: RealServer, member_feed: tuple[str, str]) -> None:
     key, session = member_feed
-    with feed(uvicorn, session) as live:  # type: ignore[attr-defined]
+    with feed(uvicorn, session) as live:
         answer = httpx.post(
             f"{uvicorn.url}/v1/chat/completions",
             json={"model": "openai/gpt-5", "messages": [{"role": "user", "content": "hi"}]},
@@ -148,7 +148,7 @@ def test_a_websocket_message_past_the_limit_closes_the_socket(
     uvicorn: RealServer, member_feed: tuple[str, str]
 ) -> None:
     _, session = member_feed
-    with feed(uvicorn, session) as live:  # type: ignore[attr-defined]
+    with feed(uvicorn, session) as live:
         live.send("x" * 5000)
         with pytest.raises(ConnectionClosed) as closed:
             live.recv(timeout=10)
@@ -160,7 +160,7 @@ def test_daphne_closes_a_websocket_whose_message_is_past_the_limit(
 ) -> None:
     """Daphne reads messages up to 1 MiB; Momor closes the socket on one past 4 KiB."""
     _, session = member_feed
-    with feed(daphne, session) as live:  # type: ignore[attr-defined]
+    with feed(daphne, session) as live:
         live.send("x" * 5000)
         with pytest.raises(ConnectionClosed) as closed:
             live.recv(timeout=10)

@@ -71,7 +71,9 @@ def test_a_model_without_offerings_is_not_listed(world: World) -> None:
     Offering.objects.filter(model_id="old/legacy").update(enabled=False)
     Offering.objects.get(model_id="openai/gpt-5-mini").save()  # moves the catalog fingerprint
     settle()
-    ids = [m["id"] for m in listed(world)["data"]]  # type: ignore[attr-defined]
+    data = listed(world)["data"]
+    assert isinstance(data, list)
+    ids = [m["id"] for m in data]
     assert "empty/none" not in ids
     assert "old/legacy" not in ids
 

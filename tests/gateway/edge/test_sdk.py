@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import openai
 import pytest
+from openai.types.chat import ChatCompletionContentPartInputAudioParam
 
 from tests.gateway.calls import (
     HI,
@@ -155,11 +156,14 @@ def test_an_unreadable_routing_field_raises_bad_request(world: World) -> None:
 
 
 def test_a_call_no_model_can_carry_raises_unprocessable_entity(world: World) -> None:
-    audio = {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}}
+    audio: ChatCompletionContentPartInputAudioParam = {
+        "type": "input_audio",
+        "input_audio": {"data": "AAAA", "format": "wav"},
+    }
     with pytest.raises(openai.UnprocessableEntityError) as caught:
         client(world).chat.completions.create(
             model="openai/gpt-5",
-            messages=[{"role": "user", "content": [audio]}],  # type: ignore[list-item]
+            messages=[{"role": "user", "content": [audio]}],
         )
     assert caught.value.code == "unsupported_parameter"
 
