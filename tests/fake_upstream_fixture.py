@@ -47,7 +47,7 @@ class FakeUpstream:
 
 def _start() -> tuple[subprocess.Popen[str], str]:
     command = [sys.executable, "-m", "testkit.fake_upstream", "--port", "0"]
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)  # noqa: S603
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)  # noqa: S603 - our own fake upstream, argv written here
     assert process.stdout is not None
     line = process.stdout.readline()
     if not line.startswith(ANNOUNCEMENT):

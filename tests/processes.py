@@ -83,7 +83,7 @@ class Gateway(Process):
             if server == "uvicorn-no-lifespan":  # as a server that speaks no lifespan
                 command += ["--lifespan", "off"]
         with log.open("ab") as out:
-            process = subprocess.Popen(  # noqa: S603
+            process = subprocess.Popen(  # noqa: S603 - our own server, argv written here
                 command, cwd=ROOT, env=env, pass_fds=[sock.fileno()], stdout=out, stderr=out
             )
         sock.close()
@@ -112,7 +112,7 @@ class Worker(Process):
         command += ["-l", "warning", "-n", f"{name}@%h", "--without-gossip", "--without-mingle"]
         command += ["--without-heartbeat"]
         with log.open("ab") as out:
-            process = subprocess.Popen(  # noqa: S603
+            process = subprocess.Popen(  # noqa: S603 - our own Celery worker, argv written here
                 command, cwd=ROOT, env=env, stdout=out, stderr=out
             )
         super().__init__(process, log)

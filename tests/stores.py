@@ -54,7 +54,7 @@ class RedisServer:
         command += ["--dir", str(self.directory), "--save", "", "--daemonize", "no"]
         command += ["--appendonly", "yes" if self.durable else "no", "--appendfsync", "always"]
         log = (self.directory / "redis.log").open("ab")
-        self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603
+        self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603 - redis-server, argv written here
         client = redis.Redis(port=self.port, socket_timeout=1, socket_connect_timeout=1)
         wait_until(lambda: _pings(client), 20, f"Redis on port {self.port}")
 
@@ -132,7 +132,7 @@ class PostgresServer:
         command = [str(self._bin / program), *args]
         if os.geteuid() == 0:
             command = ["runuser", "-u", "postgres", "--", *command]
-        subprocess.run(command, check=True, capture_output=True, timeout=120)  # noqa: S603
+        subprocess.run(command, check=True, capture_output=True, timeout=120)  # noqa: S603 - PostgreSQL's own tools, argv written here
 
 
 def _postgres_bin() -> Path:
@@ -178,7 +178,7 @@ class RabbitMQServer:
             "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS": "-kernel inet_dist_use_interface {127,0,0,1}",
         }  # fmt: skip
         log = (self.directory / "server.log").open("ab")
-        self.process = subprocess.Popen(  # noqa: S603
+        self.process = subprocess.Popen(  # noqa: S603 - the RabbitMQ server, no arguments
             [_RABBITMQ_SERVER], cwd=base, env=env, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True,
         )  # fmt: skip
@@ -198,7 +198,7 @@ class RabbitMQServer:
 
     def queues(self) -> list[tuple[str, ...]]:
         """Each queue's name, type, durability and ready messages, as rabbitmqctl lists them."""
-        done = subprocess.run(  # noqa: S603
+        done = subprocess.run(  # noqa: S603 - rabbitmqctl, argv written here
             [_RABBITMQCTL, "-n", self.node, "-q", "list_queues", "name", "type", "durable",
              "messages_ready", "--no-table-headers"],
             env={**os.environ, "HOME": str(self.directory)}, capture_output=True, text=True,

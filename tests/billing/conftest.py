@@ -126,7 +126,7 @@ def celery_worker(gateway: str) -> Iterator[subprocess.Popen[bytes]]:
     command = [sys.executable, "-m", "celery", "-A", "momor", "worker", "--pool", "solo"]
     command += ["-l", "warning", "-n", f"billing-test-{os.getpid()}@%h"]
     command += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
-    worker = subprocess.Popen(command, cwd=ROOT, env=child_env())  # noqa: S603
+    worker = subprocess.Popen(command, cwd=ROOT, env=child_env())  # noqa: S603 - our own Celery worker, argv written here
     try:
         _wait_for_worker(app, worker)
         yield worker
@@ -164,7 +164,7 @@ def _start_gateway() -> tuple[subprocess.Popen[bytes], str]:
     url = f"http://127.0.0.1:{sock.getsockname()[1]}"
     command = [sys.executable, "-m", "uvicorn", "momor.asgi:application", "--fd"]
     command += [str(sock.fileno()), "--lifespan", "off", "--log-level", "warning"]
-    process = subprocess.Popen(  # noqa: S603
+    process = subprocess.Popen(  # noqa: S603 - our own uvicorn, argv written here
         command, cwd=ROOT, env=child_env(), pass_fds=[sock.fileno()]
     )
     sock.close()

@@ -48,7 +48,7 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
 
 
 @pytest.fixture
-def page(browser: Browser, world: World) -> Iterator[Page]:  # noqa: F811
+def page(browser: Browser, world: World) -> Iterator[Page]:  # noqa: F811 - the world fixture, imported above
     context = browser.new_context(
         base_url=world.url, viewport={"width": 1360, "height": 860}, device_scale_factor=1
     )
@@ -59,7 +59,7 @@ def page(browser: Browser, world: World) -> Iterator[Page]:  # noqa: F811
 
 
 @pytest.fixture
-def alice_in(page: Page, world: World) -> Page:  # noqa: F811
+def alice_in(page: Page, world: World) -> Page:  # noqa: F811 - the world fixture, imported above
     """Alice, owner of acme, signed in through the sign-in form."""
     make_user("alice", world.org, Role.OWNER)
     sign_in(page, "alice")

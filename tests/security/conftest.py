@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.gateway.conftest import fake_token_endpoint, upstream_client, world  # noqa: F401
+from tests.gateway.conftest import fake_token_endpoint, upstream_client, world  # noqa: F401 - fixtures, for this folder's tests
 from tests.real_server import RealServer, start
 
 TIMEOUT = 2  # MOMOR_BODY_TIMEOUT of the servers started here

@@ -120,7 +120,7 @@ def test_the_attack_never_delays_a_plain_call_loop_by_more_than_100_ms_at_p99(
 ) -> None:
     with httpx.Client(timeout=120) as client:
         alone = loop_latencies(client, uvicorn.url, key, None)
-        attack = subprocess.Popen([sys.executable, "-c", ATTACK, uvicorn.url, key])  # noqa: S603
+        attack = subprocess.Popen([sys.executable, "-c", ATTACK, uvicorn.url, key])  # noqa: S603 - our own interpreter and attack script
         try:
             attacked = loop_latencies(client, uvicorn.url, key, attack)
         finally:

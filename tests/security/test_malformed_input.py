@@ -216,7 +216,7 @@ def management_routes() -> Iterator[tuple[str, str, type]]:
         if isinstance(top, URLResolver) and str(top.pattern) == "api/manage/":
             for route in top.url_patterns:
                 assert isinstance(route, URLPattern)
-                view = route.callback.cls  # type: ignore[attr-defined]
+                view = route.callback.cls  # type: ignore[attr-defined]  # DRF's as_view sets cls on the view
                 for method in ("get", "post", "patch", "put", "delete"):
                     if hasattr(view, method) and method in view.http_method_names:
                         yield method, f"/api/manage/{route.pattern}", view

@@ -12,7 +12,7 @@ import pytest
 
 from accounts.models import ApiKey, KeyKind, Membership, Role
 from tests.conftest import make_key
-from tests.gateway.conftest import World, world  # noqa: F401 - the fixture, shared
+from tests.gateway.conftest import World
 from tests.security.roles_helpers import Browser, eventually, manage, membership, person
 
 pytestmark = [pytest.mark.security, pytest.mark.django_db(transaction=True)]
@@ -32,7 +32,7 @@ def records(on: World, key: str) -> int:
 
 
 @pytest.fixture
-def owner_browser(world: World) -> Any:  # noqa: F811
+def owner_browser(world: World) -> Any:
     person("alice", world.org, Role.OWNER)
     browser = Browser(world.url)
     assert browser.sign_in("alice").status_code == 302
@@ -46,7 +46,7 @@ def remove(browser: Browser, who: Membership) -> None:
 
 
 def test_a_removed_members_key_stops_working_within_the_refresh(
-    world: World,  # noqa: F811
+    world: World,
     owner_browser: Browser,
 ) -> None:
     bob = person("bob", world.org)
@@ -61,7 +61,7 @@ def test_a_removed_members_key_stops_working_within_the_refresh(
 
 
 def test_a_membership_deleted_behind_the_services_back_stops_the_key_too(
-    world: World,  # noqa: F811
+    world: World,
 ) -> None:
     bob = person("bob", world.org)
     key, row = make_key(world.org, name="bobs", created_by=bob)
@@ -75,7 +75,7 @@ def test_a_membership_deleted_behind_the_services_back_stops_the_key_too(
 
 
 def test_a_demoted_admins_management_key_is_refused(
-    world: World,  # noqa: F811
+    world: World,
     owner_browser: Browser,
 ) -> None:
     carol = person("carol", world.org, Role.ADMIN)
@@ -94,7 +94,7 @@ def test_a_demoted_admins_management_key_is_refused(
 
 
 def test_a_demotion_made_in_the_admin_disables_the_management_key(
-    world: World,  # noqa: F811
+    world: World,
 ) -> None:
     carol = person("carol", world.org, Role.ADMIN)
     management, _ = make_key(world.org, kind=KeyKind.MANAGEMENT, created_by=carol)
@@ -109,7 +109,7 @@ def test_a_demotion_made_in_the_admin_disables_the_management_key(
 
 
 def test_keys_a_management_key_makes_are_its_creators(
-    world: World,  # noqa: F811
+    world: World,
     owner_browser: Browser,
 ) -> None:
     carol = person("carol", world.org, Role.ADMIN)
@@ -126,7 +126,7 @@ def test_keys_a_management_key_makes_are_its_creators(
 
 
 def test_deleting_an_account_revokes_its_keys_rather_than_orphaning_them(
-    world: World,  # noqa: F811
+    world: World,
 ) -> None:
     bob = person("bob", world.org)
     key, row = make_key(world.org, name="bobs", created_by=bob)
@@ -144,7 +144,7 @@ def test_deleting_an_account_revokes_its_keys_rather_than_orphaning_them(
 
 
 def test_a_removed_member_invited_again_does_not_get_their_keys_back(
-    world: World,  # noqa: F811
+    world: World,
     owner_browser: Browser,
 ) -> None:
     bob = person("bob", world.org)
@@ -155,7 +155,7 @@ def test_a_removed_member_invited_again_does_not_get_their_keys_back(
 
 
 def test_an_operators_key_belongs_to_the_organization(
-    world: World,  # noqa: F811
+    world: World,
     owner_browser: Browser,
 ) -> None:
     carol = person("carol", world.org, Role.ADMIN)
@@ -166,7 +166,7 @@ def test_an_operators_key_belongs_to_the_organization(
 
 
 def test_a_removed_members_session_reaches_nothing_of_the_organization(
-    world: World,  # noqa: F811
+    world: World,
     owner_browser: Browser,
 ) -> None:
     person("bob", world.org)

@@ -24,7 +24,7 @@ from core.breaker import REDIS
 from core.redis_keys import org_group, org_key, records_stream
 from gateway.catalog.state import STATE
 from tests.billing.conftest import HI, World
-from tests.billing.recording.test_redis_outage import own_redis, wait_served_by_redis  # noqa: F401
+from tests.billing.recording.test_redis_outage import own_redis, wait_served_by_redis  # noqa: F401 - own_redis, a fixture
 from tests.conftest import make_key
 from tests.redis_helpers import shared_client
 from tests.stores import RedisServer, wait_until

@@ -69,7 +69,7 @@ def test_a_record_whose_letter_the_database_refuses_is_parked_and_its_batch_stor
 def test_a_record_whose_moment_names_no_offset_is_stored_as_utc_with_its_batch(
     world: World,
 ) -> None:
-    naive = a_record(world.org.pk, created_at=datetime(2024, 5, 1, 12, 0))  # noqa: DTZ001
+    naive = a_record(world.org.pk, created_at=datetime(2024, 5, 1, 12, 0))  # noqa: DTZ001 - the naive moment is what this test sends
 
     asyncio.run(record_call(naive))
     good = world.post({"model": "openai/gpt-5", "messages": HI})

@@ -34,7 +34,7 @@ class Deployment:
             MOMOR_DB_TIMEOUT_SECONDS="1", MOMOR_REDIS_TIMEOUT_SECONDS="1",
         )  # fmt: skip
         migrate = [sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"]
-        subprocess.run(migrate, cwd=ROOT, env=self.env, check=True, timeout=300)  # noqa: S603
+        subprocess.run(migrate, cwd=ROOT, env=self.env, check=True, timeout=300)  # noqa: S603 - our own manage.py, arguments written here
         self.gateway = Gateway(self.env, directory / "gateway.log")
         self.gateway.wait_ready()
 

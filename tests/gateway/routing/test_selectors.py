@@ -23,7 +23,7 @@ GPT5 = ["gpt-5", "gpt-5-azure-eu", "gpt-5-azure"]
 
 def aged(name: str, days: int, *, tier: str = "aged", price: str = "1") -> Model:
     """A model released `days` ago, offered on OpenAI."""
-    row = model(f"age/{name}", released=date.today() - timedelta(days=days), tiers=[tier])  # noqa: DTZ011
+    row = model(f"age/{name}", released=date.today() - timedelta(days=days), tiers=[tier])  # noqa: DTZ011 - release dates are calendar days, as the gateway reads them
     offer(row, Provider.objects.get(name="openai"), f"age-{name}", price, price)
     return row
 
