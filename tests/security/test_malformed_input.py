@@ -1,9 +1,9 @@
 """Attacker-style, by property (hypothesis): every management API route (found by walking the
 URL conf under /api/manage/), every form of the members' UI and every management command's
-argument (and the benchmark's seeding's), fed out-of-range and malformed values (huge and negative numbers, floats, NaN and
-Infinity, NUL characters, long and unicode text, wrong JSON types, deep nesting, dates off the
-calendar). None answers a 500 or raises past its edge (a command refuses with a one-line
-CommandError), and a refusal stores nothing."""
+argument (and the benchmark's seeding's), fed out-of-range and malformed values (huge and
+negative numbers, floats, NaN and Infinity, NUL characters, long and unicode text, wrong JSON
+types, deep nesting, dates off the calendar). None answers a 500 or raises past its edge (a
+command refuses with a one-line CommandError), and a refusal stores nothing."""
 
 from __future__ import annotations
 
