@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.api_auth import Access, HasOrganization, ManagementKeyAuthentication
+from accounts.api_auth import Access, HasOrganization, ManagementKeyAuthentication, access_on
 from accounts.field_bounds import INTEGER_MAX, day_in_range, day_range_text
 from accounts.models import ApiKey, KeyKind, Role
 from accounts.services import AccountError, NotAllowed, api_key_create, api_key_update
@@ -89,12 +89,12 @@ class ApiKeyList(generics.ListCreateAPIView[ApiKey]):
     serializer_class = ApiKeySerializer
 
     def get_queryset(self) -> QuerySet[ApiKey]:
-        return keys_for(self.request.access)  # type: ignore[attr-defined]
+        return keys_for(access_on(self.request))
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         form = ApiKeyCreateSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        access: Access = request.access  # type: ignore[attr-defined]
+        access = access_on(request)
         if form.validated_data["kind"] == KeyKind.MANAGEMENT and not access.at_least(Role.ADMIN):
             return Response({"detail": "Only admins create management keys."}, status=403)
         try:
@@ -130,7 +130,7 @@ class ApiKeyDetail(generics.RetrieveUpdateAPIView[ApiKey]):
     http_method_names = ["get", "patch", "head", "options"]
 
     def get_queryset(self) -> QuerySet[ApiKey]:
-        return keys_for(self.request.access)  # type: ignore[attr-defined]
+        return keys_for(access_on(self.request))
 
     def get_serializer_class(self) -> type[serializers.BaseSerializer[Any]]:
         return ApiKeyUpdateSerializer if self.request.method == "PATCH" else ApiKeySerializer
@@ -141,7 +141,7 @@ class ApiKeyDetail(generics.RetrieveUpdateAPIView[ApiKey]):
         key = self.get_object()
         form = ApiKeyUpdateSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        access: Access = request.access  # type: ignore[attr-defined]
+        access = access_on(request)
         tighten_only = not access.at_least(Role.ADMIN)
         try:
             api_key_update(
@@ -160,7 +160,7 @@ class ApiKeyRevoke(APIView):
     serializer_class = ApiKeySerializer
 
     def post(self, request: Request, pk: int) -> Response:
-        key = keys_for(request.access).filter(pk=pk).first()  # type: ignore[attr-defined]
+        key = keys_for(access_on(request)).filter(pk=pk).first()
         if key is None:
             return Response({"detail": "Not found."}, status=404)
         key.revoke()

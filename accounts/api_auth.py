@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Protocol, cast
 
 from django.db.models import Q
 from django.utils import timezone
@@ -82,6 +83,17 @@ def access_of(request: Request) -> Access:
     return Access(membership.organization, Role(membership.role), request.user.pk)
 
 
+class _Admitted(Protocol):
+    """A request HasOrganization let through: the access it found rides on it."""
+
+    access: Access
+
+
+def access_on(request: Request) -> Access:
+    """The access HasOrganization found for `request`: every view it guards reads it here."""
+    return cast(_Admitted, request).access
+
+
 class HasOrganization(BasePermission):
     """Every route works on one organization; `least_role` on the view raises the bar."""
 
@@ -89,5 +101,5 @@ class HasOrganization(BasePermission):
         if not (request.user and request.user.is_authenticated):
             return False  # DRF answers 401 (no credentials), not "not a member" 403
         access = access_of(request)
-        request.access = access  # type: ignore[attr-defined]
+        cast(_Admitted, request).access = access
         return access.at_least(getattr(view, "least_role", Role.MEMBER))

@@ -20,10 +20,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.api_auth import HasOrganization, ManagementKeyAuthentication
+from accounts.api_auth import HasOrganization, ManagementKeyAuthentication, access_on
 from accounts.field_bounds import as_utc, day_in_range, day_range_text, has_nul
 from accounts.models import Role
-from billing.admission import store
+from billing.admission.operations import open_reservations, unposted
 from billing.calls.cost import from_units, to_units
 from billing.models import Attempt, Generation, LedgerEntry
 from billing.usage.lookup import generation_data
@@ -89,14 +89,14 @@ class Credits(APIView):
     least_role = Role.ADMIN
 
     def get(self, request: Request) -> Response:
-        org = request.access.organization  # type: ignore[attr-defined]
+        org = access_on(request).organization
         org.refresh_from_db(fields=["balance"])
         try:
-            reservations = store().open_reservations(org.pk, int(time.time() * 1000))
-            unposted = store().unposted(org.pk)
+            reservations = open_reservations(org.pk, int(time.time() * 1000))
+            charges = unposted(org.pk)
         except RedisError:
             raise HoldsUnknown from None
-        held = sum(reservations.values()) + sum(unposted.values())
+        held = sum(reservations.values()) + sum(charges.values())
         return Response(
             {
                 "balance": money(org.balance),
@@ -105,7 +105,7 @@ class Credits(APIView):
                     {"id": rid, "amount": money(from_units(units))}
                     for rid, units in sorted(reservations.items())
                 ],
-                "unposted_charges": money(from_units(sum(unposted.values()))),
+                "unposted_charges": money(from_units(sum(charges.values()))),
             }
         )
 
@@ -118,7 +118,7 @@ class Ledger(generics.ListAPIView[LedgerEntry]):
     pagination_class = NewestFirst
 
     def get_queryset(self) -> QuerySet[LedgerEntry]:
-        org = self.request.access.organization  # type: ignore[attr-defined]
+        org = access_on(self.request).organization
         return LedgerEntry.objects.filter(organization=org)
 
 
@@ -131,7 +131,7 @@ class Generations(generics.ListAPIView[Generation]):
     attempts: dict[int, list[Attempt]]
 
     def get_queryset(self) -> QuerySet[Generation]:
-        org = self.request.access.organization  # type: ignore[attr-defined]
+        org = access_on(self.request).organization
         return Generation.objects.for_org(org.pk).filtered(**_criteria(self.request.query_params))
 
     def paginate_queryset(self, queryset: Any) -> list[Any] | None:
