@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 
@@ -56,7 +56,8 @@ class SavedKeyForm(forms.Form):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         places = provider_places().all()
-        self.fields["provider"].choices = [(place, place) for place in places]  # type: ignore[attr-defined]
+        provider = cast(forms.ChoiceField, self.fields["provider"])  # as declared above
+        provider.choices = [(place, place) for place in places]
 
 
 class PolicyForm(forms.Form):
@@ -102,7 +103,7 @@ class RoleForm(forms.Form):
     role = forms.ChoiceField(choices=Role.choices)
 
 
-class OrganizationForm(forms.ModelForm):  # type: ignore[type-arg]
+class OrganizationForm(forms.ModelForm[Organization]):
     class Meta:
         model = Organization
         fields = ["name"]

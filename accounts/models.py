@@ -116,7 +116,7 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
 
 def revoke_and_detach(
     collector: Collector,
-    field: models.Field,  # type: ignore[type-arg]
+    field: models.Field[Any, Any],
     sub_objs: Any,
     using: str,
 ) -> None:

@@ -25,7 +25,9 @@ AsyncClient = aioredis.Redis | AsyncRedisCluster
 
 
 def is_cluster(url: str | None) -> bool:
-    return bool(url) and url.split("://", 1)[0].lower() in CLUSTER_SCHEMES  # type: ignore[union-attr]
+    if not url:
+        return False
+    return url.split("://", 1)[0].lower() in CLUSTER_SCHEMES
 
 
 def cluster_nodes(url: str) -> tuple[list[tuple[str, int]], dict[str, Any]]:
@@ -52,7 +54,7 @@ def sync_client(url: str, **options: Any) -> SyncClient:
     if not is_cluster(url):
         return redis.Redis.from_url(url, **options)
     nodes, connection = cluster_nodes(url)
-    seeds = [ClusterNode(host, port) for host, port in nodes]  # type: ignore[no-untyped-call]
+    seeds = [ClusterNode(host, port) for host, port in nodes]  # type: ignore[no-untyped-call]  # redis-py's is unannotated
     return RedisCluster(startup_nodes=seeds, **connection, **options)
 
 

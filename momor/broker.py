@@ -16,7 +16,9 @@ QUEUE = "celery"
 
 
 def is_amqp(url: str | None) -> bool:
-    return bool(url) and url.split("://", 1)[0].lower() in AMQP_SCHEMES  # type: ignore[union-attr]
+    if not url:
+        return False
+    return url.split("://", 1)[0].lower() in AMQP_SCHEMES
 
 
 def transport_options(

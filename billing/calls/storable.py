@@ -5,7 +5,7 @@ a surrogate pair split into two code points is joined again."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 REPLACEMENT = "\ufffd"
 T = TypeVar("T")
@@ -24,7 +24,7 @@ def storable_text(value: str) -> str:
 def storable(value: T) -> T:
     """`value` with every string in it made storable: strings, lists, dicts (keys too) and
     dataclasses (a copy; `value` itself is left as it is)."""
-    return _clean(value)  # type: ignore[no-any-return]
+    return cast(T, _clean(value))  # _clean keeps each value's type
 
 
 def _clean(value: Any) -> Any:

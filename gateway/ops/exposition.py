@@ -36,14 +36,21 @@ def multiprocess() -> bool:
     return bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
 
 
+def multiprocess_registry() -> CollectorRegistry:
+    """A registry of every process's metrics, as their files in PROMETHEUS_MULTIPROC_DIR hold
+    them."""
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry)  # type: ignore[no-untyped-call]  # prometheus-client's is unannotated
+    return registry
+
+
 def exposition() -> bytes:
     """The scrape's body (blocking: the store figures are read within their bounds). This
     process's tally is added first; another process's, within the second."""
     TALLY.flush()
     if not multiprocess():
         return generate_latest(REGISTRY)
-    registry = CollectorRegistry()
-    MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+    registry = multiprocess_registry()
     registry.register(_figures)
     return generate_latest(registry)
 

@@ -10,10 +10,8 @@ from django.contrib import admin
 from django.contrib.auth.decorators import user_passes_test
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
-from prometheus_client import CollectorRegistry
-from prometheus_client.multiprocess import MultiProcessCollector
 
-from gateway.ops.exposition import multiprocess
+from gateway.ops.exposition import multiprocess, multiprocess_registry
 from gateway.ops.figures import read_figures
 from gateway.ops.metrics import PER_CALL
 
@@ -34,9 +32,7 @@ class Family:
 
 def _families() -> list[Family]:
     if multiprocess():
-        registry = CollectorRegistry()
-        MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
-        collected = list(registry.collect())
+        collected = list(multiprocess_registry().collect())
     else:
         collected = [family for metric in PER_CALL for family in metric.collect()]
     found = []
