@@ -55,7 +55,7 @@ class Address:
     @classmethod
     def of_url(cls, url: str) -> Address:
         """The address a `redis://`, `rediss://` (TLS) or `unix://` URL names."""
-        found = parse_url(url)  # type: ignore[no-untyped-call]
+        found = parse_url(url)  # type: ignore[no-untyped-call]  # redis-py's is unannotated
         return cls(
             host=found.get("host") or "127.0.0.1",
             port=int(found.get("port") or 6379),
@@ -129,7 +129,7 @@ class _Protocol(asyncio.Protocol):
     def send(self, commands: Sequence[Command]) -> asyncio.Future[list[Any]]:
         future: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
         self.waiting.append(_Batch(future, len(commands)))
-        self.transport.write(b"".join([hiredis.pack_command(tuple(c)) for c in commands]))  # type: ignore[arg-type]
+        self.transport.write(b"".join([hiredis.pack_command(tuple(c)) for c in commands]))  # type: ignore[arg-type]  # hiredis's stub says a 1-tuple
         return future
 
 

@@ -34,7 +34,7 @@ app.autodiscover_tasks(["billing.storing"])
 # (Celery's json serializer wants plain dicts, built in Python on every call).
 # kombu's stubs type an encoder as answering str; kombu sends bytes as they are.
 register(
-    "orjson", orjson.dumps, orjson.loads,  # type: ignore[arg-type]
+    "orjson", orjson.dumps, orjson.loads,  # type: ignore[arg-type]  # kombu sends the bytes as they are
     content_type="application/x-orjson", content_encoding="binary",
 )  # fmt: skip
 

@@ -56,7 +56,7 @@ REASONS = {
 }
 
 
-class BoundedWebRequest(http_protocol.WebRequest):  # type: ignore[misc]
+class BoundedWebRequest(http_protocol.WebRequest):  # type: ignore[misc]  # Daphne is untyped: its class is Any
     """Daphne's request, refusing a body past its route's limit while it is read."""
 
     guard: BodyLimit

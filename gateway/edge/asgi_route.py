@@ -133,7 +133,7 @@ async def _send_stream(
         state["finished"] = True
         await send({"type": "http.response.body", "body": b""})
     finally:
-        await chunks.aclose()  # type: ignore[attr-defined]
+        await chunks.aclose()  # type: ignore[attr-defined]  # an async generator; Answer.body types it as its iterator
 
 
 def _headers(

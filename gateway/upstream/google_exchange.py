@@ -25,7 +25,7 @@ from gateway.upstream.outbound import OutboundRefused, post
 def credentials(info: dict[str, Any]) -> service_account.Credentials:
     try:
         account: service_account.Credentials = (
-            service_account.Credentials.from_service_account_info(  # type: ignore[no-untyped-call]
+            service_account.Credentials.from_service_account_info(  # type: ignore[no-untyped-call]  # google-auth leaves it unannotated
                 info, scopes=SCOPES
             )
         )
@@ -38,7 +38,7 @@ def credentials(info: dict[str, Any]) -> service_account.Credentials:
 def refresh(credentials: service_account.Credentials, endpoint: TokenEndpoint) -> None:
     request = GuardedRequest(endpoint)
     try:
-        credentials.refresh(request)  # type: ignore[no-untyped-call]
+        credentials.refresh(request)  # type: ignore[no-untyped-call]  # google-auth leaves it unannotated
     except TransportError:
         raise CredentialsError("the token endpoint could not be called", refused=False) from None
     except RefreshError as exc:
@@ -83,7 +83,7 @@ class GuardedRequest(transport.Request):
         **kwargs: Any,
     ) -> transport.Response:
         if url != self.endpoint.url or method != "POST":
-            raise TransportError("only the token endpoint may be called")  # type: ignore[no-untyped-call]
+            raise TransportError("only the token endpoint may be called")  # type: ignore[no-untyped-call]  # google-auth leaves it unannotated
         try:
             reply = post(
                 url, body or b"", dict(headers or {}),
@@ -91,6 +91,6 @@ class GuardedRequest(transport.Request):
                 allowed=self.endpoint.allowed,
             )  # fmt: skip
         except (OutboundRefused, OSError, http.client.HTTPException) as exc:
-            raise TransportError(type(exc).__name__) from None  # type: ignore[no-untyped-call]
+            raise TransportError(type(exc).__name__) from None  # type: ignore[no-untyped-call]  # google-auth leaves it unannotated
         self.last_status = reply.status
         return _Answer(reply.status, reply.headers, reply.body)

@@ -118,7 +118,7 @@ def post(
     address = resolve(parts.hostname, port, allowed)[0]
     connection = _connection(parts.scheme, parts.hostname, port, timeout)
     # The connection goes to the address checked above, whatever the name resolves to now.
-    connection._create_connection = lambda _, timeout, source: socket.create_connection(  # type: ignore[attr-defined]
+    connection._create_connection = lambda _, timeout, source: socket.create_connection(  # type: ignore[attr-defined]  # http.client's private hook, not in typeshed
         (str(address), port), timeout, source
     )
     try:
