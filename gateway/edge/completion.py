@@ -15,7 +15,6 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-import orjson
 from django.conf import settings
 
 from billing.admission import Ticket
@@ -31,16 +30,16 @@ from gateway.relay.attempts import Answer, Call
 from gateway.relay.failover import answer
 from gateway.relay.metadata import ended_metadata, refusal_metadata, wanted
 from gateway.relay.worst_case import worst_cost
+from gateway.request.call import ChatCall, json_object, parse_call
 from gateway.request.errors import (
     GatewayError,
     internal_error,
-    invalid_value,
     request_too_large,
     unsupported_media_type,
 )
 from gateway.request.identity import Caller, now
-from gateway.request.options import CallOptions, read_options, requested_selectors, strip_routing
-from gateway.request.tags import NO_TAGS, CallTags, read_tags
+from gateway.request.options import CallOptions, requested_selectors
+from gateway.request.tags import NO_TAGS, CallTags
 from gateway.routing import candidate_cache
 from gateway.routing.candidates import Candidate, Needs, Plan, candidates, needs_of, nothing_answers
 from gateway.routing.performance import figures_of
@@ -53,8 +52,6 @@ log = logging.getLogger(__name__)
 REQUEST_ID = "X-Momor-Request-Id"
 CLIENT_REQUEST_ID = "X-Request-Id"
 RATE_LIMIT = "X-RateLimit-Limit"
-# orjson writes JSON at most this deep: a deeper body parses, but no adapter could send it on.
-MAX_DEPTH = 254
 
 
 async def complete(
@@ -76,14 +73,14 @@ async def complete(
         raise unsupported_media_type()
     if len(raw) > settings.MOMOR_MAX_BODY_BYTES:
         raise request_too_large(settings.MOMOR_MAX_BODY_BYTES)
-    body = _json_object(raw)
+    body = json_object(raw)
     await make_room()
     caller = await authenticate()
     record = _new_record(request_id, caller, body)
     TRACER.begin(record, traceparent)
-    route = Route(body, raw, caller, record, headers or {})
+    route = Route(raw, caller, record, headers or {})
     try:
-        answered = await _route(route)
+        answered = await _route(route, body)
     except GatewayError as exc:
         await _rated(exc, route)
         await _refused(record, exc)
@@ -105,14 +102,9 @@ class Route:
     """One call on its way: what it sent, what routing found, and what its answer echoes."""
 
     def __init__(
-        self,
-        body: dict[str, Any],
-        raw: bytes,
-        caller: Caller,
-        record: CallRecord,
-        headers: Mapping[str, str],
+        self, raw: bytes, caller: Caller, record: CallRecord, headers: Mapping[str, str]
     ) -> None:
-        self.body, self.raw, self.caller, self.record = body, raw, caller, record
+        self.raw, self.caller, self.record = raw, caller, record
         self.headers = headers
         self.tags = NO_TAGS
         self.plan = Plan()
@@ -153,18 +145,20 @@ async def _hand_off(record: CallRecord) -> None:
     await record_call(record)
 
 
-async def _route(route: Route) -> Answer:
-    caller, record, body = route.caller, route.record, route.body
+async def _route(route: Route, body: dict[str, Any]) -> Answer:
+    caller, record = route.caller, route.record
     try:
-        options, found = await _planned(route)
+        catalog = await STATE.ready()
+        chat = _parsed(route, body, catalog.places)
+        found = await _planned(route, catalog, chat)
     except GatewayError as exc:
         if route.trace is not None:
             _explained(exc, refusal_metadata(route.trace))
         rate = await count_refused(caller)
         await _claim(route, rate.headers())
         raise _with_headers(exc, rate.headers()) from None
-    ticket = await _admitted(route, worst_cost(body, len(route.raw), found))
-    call = Call(record.request_id, strip_routing(body), len(route.raw), options, found, record)
+    ticket = await _admitted(route, worst_cost(chat, found))
+    call = Call(record.request_id, chat, found, record)
     call.trace = route.trace
     try:
         answered = await answer(call)
@@ -177,18 +171,24 @@ async def _route(route: Route) -> Answer:
     return answered
 
 
-async def _planned(route: Route) -> tuple[CallOptions, list[Candidate]]:
-    """The call's routing fields and tags, and its candidates in the order they are tried: a
-    session's own offering first, and only the first where the call allows no fallbacks."""
-    catalog = await STATE.ready()
-    body, caller, record = route.body, route.caller, route.record
+def _parsed(route: Route, body: dict[str, Any], places: frozenset[str]) -> ChatCall:
+    """The call parsed once, its record told what it asked (a refused call's too, as far as
+    it reads)."""
+    record = route.record
     record.selectors = requested_selectors(body)
-    _check_depth(body, route.raw)
-    options = read_options(body, catalog.places)
-    record.selectors, record.streamed = list(options.selectors), options.stream
-    route.tags = tags = _tagged(route)
+    chat = parse_call(body, route.raw, places, route.headers)
+    record.selectors, record.streamed = list(chat.options.selectors), chat.options.stream
+    _tagged(route, chat.tags)
+    return chat
+
+
+async def _planned(route: Route, catalog: Catalog, chat: ChatCall) -> list[Candidate]:
+    """The call's candidates in the order they are tried: a session's own offering first, and
+    only the first where the call allows no fallbacks."""
+    caller, record = route.caller, route.record
+    options, tags = chat.options, chat.tags
     rules = _age_rules(options, caller)
-    needs = needs_of(body)
+    needs = needs_of(chat.request)
     key = candidate_cache.key_of(options, rules, needs) if route.trace is None else None
     routed = candidate_cache.kept(key, catalog, caller.org) if key is not None else None
     if routed is None:
@@ -204,7 +204,7 @@ async def _planned(route: Route) -> tuple[CallOptions, list[Candidate]]:
         route.trace.routed(found, pin)
     if not options.prefs.allow_fallbacks:
         found = found[:1]
-    return options, found
+    return found
 
 
 async def _routed(
@@ -228,13 +228,12 @@ async def _routed(
     return candidate_cache.Routed(catalog, caller.org, found, plan.excluded, plan.by_price, given)
 
 
-def _tagged(route: Route) -> CallTags:
-    tags = read_tags(route.headers, route.body)
+def _tagged(route: Route, tags: CallTags) -> None:
+    route.tags = tags
     if tags.request_id:
         route.echo[CLIENT_REQUEST_ID] = tags.request_id
     record = route.record
     record.session_id, record.app, record.referer = tags.session_id, tags.app, tags.referer
-    return tags
 
 
 async def _admitted(route: Route, amount: Decimal) -> Ticket:
@@ -304,30 +303,6 @@ def _explained(exc: GatewayError, metadata: dict[str, Any] | None) -> None:
 def _with_headers(exc: GatewayError, headers: dict[str, str]) -> GatewayError:
     exc.headers = {**headers, **(exc.headers or {})}
     return exc
-
-
-def _json_object(raw: bytes) -> dict[str, Any]:
-    try:
-        body = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        raise invalid_value("The body is not a JSON object: it does not parse as JSON.") from None
-    if not isinstance(body, dict):
-        raise invalid_value("The body is not a JSON object.")
-    return body
-
-
-def _check_depth(body: dict[str, Any], raw: bytes) -> None:
-    """Refuse a body nested deeper than Momor can send on; a body with fewer brackets than
-    that cannot be, so only the rare one with many is encoded to find out."""
-    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
-        return
-    try:
-        orjson.dumps(body)
-    except orjson.JSONEncodeError:
-        raise invalid_value(
-            f"The body nests arrays and objects more than {MAX_DEPTH} levels deep; "
-            "Momor cannot send it on."
-        ) from None
 
 
 def _age_rules(options: CallOptions, caller: Caller) -> AgeRules:

@@ -4,7 +4,7 @@ of the call's record, and the answer the endpoint sends (`Answer`)."""
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +14,7 @@ from core.redaction import scrub
 from gateway.providers.contract import CompletionUsage, Failure, Target, Usage
 from gateway.relay.admit import Renewal
 from gateway.relay.answer_usage import priced, token_counts
-from gateway.request.options import CallOptions
+from gateway.request.call import ChatCall
 from gateway.routing.candidates import Candidate, target_of
 from gateway.upstream.interface import UpstreamError
 
@@ -32,9 +32,7 @@ class Answer:
 @dataclass(slots=True)
 class Call:
     request_id: str
-    body: Mapping[str, Any]
-    body_size: int
-    options: CallOptions
+    chat: ChatCall
     candidates: list[Candidate]
     record: CallRecord
     started: float = field(default_factory=time.monotonic)
@@ -57,7 +55,7 @@ class Attempt:
     def __init__(self, call: Call, candidate: Candidate) -> None:
         offering = candidate.offering
         self.call, self.candidate, self.started = call, candidate, time.monotonic()
-        self.target: Target = target_of(candidate, stream=call.options.stream)
+        self.target: Target = target_of(candidate, stream=call.chat.options.stream)
         self.row = new_attempt(
             call.record,
             Offer(

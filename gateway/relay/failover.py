@@ -17,7 +17,7 @@ from django.conf import settings
 from billing.calls.building import call_served, estimated_tokens
 from billing.calls.records import TokenCounts
 from gateway.providers import adapter_for
-from gateway.providers.contract import Adapter, CannotCarry, Failure, Reply, chat_request
+from gateway.providers.contract import Adapter, CannotCarry, Failure, Reply
 from gateway.relay.admit import Renewal
 from gateway.relay.answer_fields import plain_answer
 from gateway.relay.attempts import Answer, Attempt, Call, tokens_of, transport_message
@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 
 async def answer(call: Call) -> Answer:
     """Try the candidates in order; the first that answers serves the call."""
-    try_one = _try_stream if call.options.stream else _try_plain
+    try_one = _try_stream if call.chat.options.stream else _try_plain
     call.renewal = Renewal(call.record.ticket, call.started)
     for candidate in call.candidates:
         call.renewal.tick()
@@ -76,8 +76,8 @@ def _read_reply(adapter: Adapter, data: bytes, attempt: Attempt) -> tuple[Reply,
     reply: Reply | None = None
     try:
         reply = adapter.reply(_readable(data))
-        if attempt.call.options.rules is not None:
-            attempt.call.options.rules.hold(reply.body)
+        if attempt.call.chat.options.rules is not None:
+            attempt.call.chat.options.rules.hold(reply.body)
         plain_answer(reply, attempt)
         reply.body["id"] = attempt.call.request_id
         reply.body["model"] = attempt.candidate.offering.model_id
@@ -95,7 +95,7 @@ def _read_reply(adapter: Adapter, data: bytes, attempt: Attempt) -> tuple[Reply,
 def _spent(attempt: Attempt, reply: Reply | None, data: bytes) -> TokenCounts:
     """The tokens of an answer rejected: its usage, else about four characters a token."""
     tokens = tokens_of(reply.usage) if reply is not None else None
-    return tokens or estimated_tokens(attempt.call.body_size, len(data))
+    return tokens or estimated_tokens(attempt.call.chat.size, len(data))
 
 
 def _readable(data: bytes) -> bytes:
@@ -114,8 +114,8 @@ async def _try_stream(call: Call, candidate: Candidate) -> Answer | None:
         data = await _read_failure(response)
         return _refused(attempt, adapter.failure(response.status_code, data))
     translator = adapter.stream()
-    if call.options.rules is not None:
-        translator = call.options.rules.stream(translator)
+    if call.chat.options.rules is not None:
+        translator = call.chat.options.rules.stream(translator)
     relay = StreamRelay(call, attempt, response, translator)
     try:
         opening = await relay.opening()
@@ -136,7 +136,7 @@ async def _open(call: Call, adapter: Adapter, attempt: Attempt) -> Response | No
     try:
         made = await ready(adapter.api, attempt.target)
         attempt.secrets = made.secrets
-        prepared = adapter.prepare(chat_request(call.body), made.target)
+        prepared = adapter.prepare(call.chat.request, made.target)
     except CredentialsFailed as exc:
         attempt.failed(exc.failure)
         return None
@@ -150,7 +150,7 @@ async def _open(call: Call, adapter: Adapter, attempt: Attempt) -> Response | No
         return None
     try:
         return await send(
-            prepared.url, prepared.headers, prepared.body, _head_timeout(call.options.stream)
+            prepared.url, prepared.headers, prepared.body, _head_timeout(call.chat.options.stream)
         )
     except (UpstreamError, TimeoutError) as exc:
         attempt.failed(Failure(None, transport_message(exc)))

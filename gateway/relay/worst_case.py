@@ -22,7 +22,8 @@ from django.conf import settings
 from billing.calls.cost import MILLION, byok_fee, floor
 from gateway.catalog.snapshot import OfferingInfo
 from gateway.providers import REGISTRY, adapter_for
-from gateway.providers.contract import Adapter, Target, chat_request
+from gateway.providers.contract import Adapter, ChatRequest, Target
+from gateway.request.call import ChatCall
 from gateway.routing.candidates import PART_MODALITIES, Candidate, target_of
 
 # Where a part's cost follows its bytes, the string that holds them.
@@ -37,18 +38,18 @@ class MediaParts:
     size: int = 0
 
 
-def worst_cost(body: dict[str, Any], body_size: int, candidates: list[Candidate]) -> Decimal:
-    parts = media_parts(body.get("messages"))
-    return max(_cost(body, body_size, parts, candidate) for candidate in candidates)
+def worst_cost(call: ChatCall, candidates: list[Candidate]) -> Decimal:
+    parts = media_parts(call.request.get("messages"))
+    return max(_cost(call, parts, candidate) for candidate in candidates)
 
 
-def _cost(body: dict[str, Any], body_size: int, parts: MediaParts, candidate: Candidate) -> Decimal:
+def _cost(call: ChatCall, parts: MediaParts, candidate: Candidate) -> Decimal:
     offering = candidate.offering
     # An API with no adapter fails when tried; until then it counts as any compatible server.
     adapter = adapter_for(offering.provider.api) or REGISTRY["openai_compatible"]
-    target = target_of(candidate, stream=body.get("stream") is True)
-    prompt = _prompt(adapter, target, offering, body_size, parts)
-    completion = _output(adapter, target, offering, body) * adapter.answers(chat_request(body))
+    target = target_of(candidate, stream=call.options.stream)
+    prompt = _prompt(adapter, target, offering, call.size, parts)
+    completion = _output(adapter, target, offering, call.request) * adapter.answers(call.request)
     prices = offering.prices
     dearest = max(prices.prompt, prices.cache_read, prices.cache_write)
     cost = floor((prompt * dearest + completion * prices.completion) / MILLION)
@@ -64,8 +65,8 @@ def _prompt(
     return min(tokens, offering.context_length or tokens)
 
 
-def _output(adapter: Adapter, target: Target, offering: OfferingInfo, body: dict[str, Any]) -> int:
-    sent = adapter.output_ceiling(chat_request(body), target)
+def _output(adapter: Adapter, target: Target, offering: OfferingInfo, request: ChatRequest) -> int:
+    sent = adapter.output_ceiling(request, target)
     most = offering.max_output_tokens
     if sent is None:
         return most or settings.MOMOR_RESERVE_COMPLETION_TOKENS

@@ -4,10 +4,10 @@ they are tried."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from gateway.catalog.snapshot import ModelInfo, OfferingInfo
-from gateway.providers.contract import Target
+from gateway.providers.contract import ChatRequest, Target
 from gateway.request.errors import GatewayError, excerpt, model_not_found, unsupported_parameter
 from gateway.request.identity import OrgInfo
 from gateway.request.options import CallOptions, ProviderPrefs
@@ -60,15 +60,15 @@ class Needs:
     asked: Asked
 
 
-def needs_of(body: dict[str, Any]) -> Needs:
-    response_format = body.get("response_format")
-    tools = bool(body.get("tools"))
+def needs_of(request: ChatRequest) -> Needs:
+    response_format = request.get("response_format")
+    tools = bool(request.get("tools"))
     json_schema = isinstance(response_format, dict) and response_format.get("type") == "json_schema"
     return Needs(
         tools=tools,
         json_schema=json_schema,
-        modalities=_modalities(body.get("messages")),
-        asked=asked_of(body, tools, json_schema),
+        modalities=_modalities(request.get("messages")),
+        asked=asked_of(request, tools, json_schema),
     )
 
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gateway.catalog.snapshot import OfferingInfo
+from gateway.providers.contract import ChatRequest, fields
 from gateway.providers.reasoning import BadReasoning, reasoning_asked
 from gateway.request.options import ProviderPrefs
 
@@ -111,21 +112,21 @@ def left_out(o: OfferingInfo, prefs: ProviderPrefs, asked: Asked) -> tuple[Filte
     return None
 
 
-def asked_of(body: dict[str, object], tools: bool, json_schema: bool) -> Asked:
-    names = frozenset(body) - NOT_PARAMETERS
+def asked_of(request: ChatRequest, tools: bool, json_schema: bool) -> Asked:
+    names = frozenset(fields(request)) - NOT_PARAMETERS
     return Asked(
         parameters=names - REASONING_FIELDS,
         tools=tools,
         json_schema=json_schema,
-        reasoning=bool(names & REASONING_FIELDS) and _thinks(body),
+        reasoning=bool(names & REASONING_FIELDS) and _thinks(request),
     )
 
 
-def _thinks(body: dict[str, object]) -> bool:
+def _thinks(request: ChatRequest) -> bool:
     """Whether the call asks the model to reason: reasoning turned off, or kept out of the
     answer alone, asks nothing of an offering."""
     try:
-        ask = reasoning_asked(body)
+        ask = reasoning_asked(request)
     except BadReasoning:
         return False
     return ask is not None and ask.thinks
