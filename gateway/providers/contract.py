@@ -117,6 +117,8 @@ class ChatCompletion(TypedDict, total=False):
     provider: str
     choices: list[Choice]
     usage: CompletionUsage
+    momor_metadata: Json
+    """Momor's own, on the answer of a call that asked for it (X-Momor-Metadata)."""
 
 
 class ChunkChoice(TypedDict, total=False):
@@ -149,6 +151,8 @@ class ChatCompletionChunk(TypedDict, total=False):
     choices: list[ChunkChoice]
     usage: CompletionUsage | None
     error: ChunkError
+    momor_metadata: Json
+    """Momor's own, on the last chunk of a call that asked for it (X-Momor-Metadata)."""
 
 
 def envelope(choices: list[ChunkChoice]) -> ChatCompletionChunk:

@@ -27,7 +27,7 @@ def plain_answer(reply: Reply, attempt: Attempt) -> None:
     body["provider"] = attempt.candidate.offering.provider.label
     metadata = served_metadata(attempt.call)
     if metadata is not None:
-        body["momor_metadata"] = metadata  # type: ignore[typeddict-unknown-key]
+        body["momor_metadata"] = metadata
 
 
 def estimated_usage_chunk(attempt: Attempt, delivered_chars: int) -> ChatCompletionChunk:

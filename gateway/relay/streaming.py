@@ -264,7 +264,7 @@ class StreamRelay:
 def _with_metadata(chunk: ChatCompletionChunk, metadata: Json | None) -> ChatCompletionChunk:
     if metadata is None:
         return chunk
-    return {**chunk, "momor_metadata": metadata}  # type: ignore[typeddict-unknown-key]
+    return {**chunk, "momor_metadata": metadata}
 
 
 def _shows(chunk: ChatCompletionChunk) -> bool:

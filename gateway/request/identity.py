@@ -129,7 +129,7 @@ def _key_info(row: ApiKey) -> KeyInfo:
 
 def _refused(row: ApiKey) -> bool:
     """Revoked, or its creator no longer stands behind it (`creator_role` is annotated)."""
-    role: str | None = row.creator_role  # type: ignore[attr-defined]
+    role: str | None = row.creator_role  # type: ignore[attr-defined]  # with_creator_role() annotates it
     return row.revoked_at is not None or not creator_holds(row.kind, row.created_by_id, role)
 
 

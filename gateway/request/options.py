@@ -17,7 +17,6 @@ from gateway.request.errors import GatewayError, excerpt, invalid_value
 ROUTING_FIELDS = ("model", "models", "provider", "session_id")
 # Read by Momor alone, never sent to a provider.
 MOMOR_FIELDS = (*ROUTING_FIELDS, "max_tool_calls")
-SORTS = ("price", "throughput", "latency", "quality")
 LIST_LIMIT = 100
 # `model` and `models` together; each selector, and each name a provider list holds.
 SELECTORS_LIMIT = 64
@@ -26,6 +25,7 @@ MAX_AGE_CHARS = 64
 _LOCATION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
 
 Sort = Literal["price", "throughput", "latency", "quality"]
+SORTS: tuple[Sort, ...] = ("price", "throughput", "latency", "quality")
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,9 +202,10 @@ def _boolean(raw: dict[str, Any], name: str, *, required: bool) -> bool | None:
 def _sort(value: object) -> Sort:
     if value is None:
         return "price"
-    if value not in SORTS:
-        raise invalid_value(f"'provider.sort' must be one of {', '.join(SORTS)}")
-    return value  # type: ignore[return-value]
+    for sort in SORTS:
+        if value == sort:
+            return sort
+    raise invalid_value(f"'provider.sort' must be one of {', '.join(SORTS)}")
 
 
 def _data_collection(value: object) -> bool:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from billing.calls.observers import HandedOff
 from billing.calls.records import AttemptRecord
+from core.redis_client import AsyncClient
 from core.shared_state import Unshared, shared
 
 WINDOW_MINUTES = 15
@@ -95,8 +96,8 @@ async def _flush_soon() -> None:
     found = dict(_pending)
     _pending.clear()
 
-    async def write(client: object) -> None:
-        pipe = client.pipeline(transaction=False)  # type: ignore[attr-defined]
+    async def write(client: AsyncClient) -> None:
+        pipe = client.pipeline(transaction=False)
         for (offering, minute), counts in found.items():
             key = _key(offering, minute)
             for name, value in counts.items():
@@ -129,8 +130,8 @@ async def _read(offering_ids: list[int]) -> dict[int, dict[str, int]]:
     minute = int(time.time() // 60)
     minutes = range(minute - WINDOW_MINUTES + 1, minute + 1)
 
-    async def read(client: object) -> list[dict[bytes, bytes]]:
-        pipe = client.pipeline(transaction=False)  # type: ignore[attr-defined]
+    async def read(client: AsyncClient) -> list[dict[bytes, bytes]]:
+        pipe = client.pipeline(transaction=False)
         for offering in offering_ids:
             for at in minutes:
                 pipe.hgetall(_key(offering, at))
