@@ -24,6 +24,7 @@ VIOLATIONS = {
     "pure-adapters": ("gateway/providers/openai.py", "import gateway.relay.sse"),
     "gateway-layers": ("gateway/routing/candidates.py", "import gateway.edge.completion"),
     "billing-layers": ("billing/admission/base.py", "import billing.recording.hand_off"),
+    "admission-operations": ("billing/storing/store.py", "import billing.admission.local"),
     "acyclic-siblings": ("gateway/relay/attempts.py", "import gateway.relay.failover"),
 }
 

@@ -6,7 +6,11 @@ charges settled since but not yet posted to the ledger, minus the reservations o
 flight. A call reserves its worst cost before it is tried; once it ends the reservation is
 settled to the actual cost (an unposted charge) or released; the record writer posts the
 charge to the ledger and advances the balance. Reservations and unposted charges of a process
-that died expire."""
+that died expire.
+
+What the rest of Momor calls of admission (admit, renew, settle, release, and what the ledger
+tells it) is billing.admission.operations; outside the package, only it and what this package
+exports are imported."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from billing.admission.base import RateState, Ticket
+from billing.admission import RateState, Ticket
 from billing.calls.encodable import encodable
 
 

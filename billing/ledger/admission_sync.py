@@ -10,10 +10,14 @@ from decimal import Decimal
 from django.db.models import Max, Sum
 
 from accounts.models import ApiKey, Organization
-from billing.admission.backlog import backlogs
-from billing.admission.base import AdmissionStore, KeySpend
-from billing.admission.redis_store import RedisStore
-from billing.admission.select import local_store, store
+from billing.admission.operations import (
+    AdmissionStore,
+    KeySpend,
+    in_redis,
+    local_store,
+    mirror_backlogs,
+    store,
+)
 from billing.calls.cost import to_units
 from billing.ledger.posting import charge_key
 from billing.models import DailyRollup, LedgerEntry
@@ -96,7 +100,7 @@ def admission_sync(org_ids: list[int], *, reconcile: bool) -> None:
     latest = _latest_balances(org_ids)
     shared, own = store(), local_store()
     _sync(own, latest, org_ids, reconcile=reconcile)
-    if not isinstance(shared, RedisStore):
+    if not in_redis():
         return
     if not REDIS.closed:
         _REDIS_MISSED.set()
@@ -107,7 +111,7 @@ def admission_sync(org_ids: list[int], *, reconcile: bool) -> None:
         if reconcile or _REDIS_MISSED.is_set():
             key_spends_sync(shared, _limited_keys(org_ids))
             _REDIS_MISSED.clear()
-        own.mirror(backlogs(shared.sync, org_ids))
+        mirror_backlogs(org_ids)
     except REDIS_DOWN:
         REDIS.failed()
         log.warning("admission sync skipped: Redis unreachable")

@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Sum
 
 from accounts.models import Organization
-from billing.admission import store
+from billing.admission.operations import sync_balance
 from billing.calls.cost import to_units
 from billing.models import EntryKind, LedgerEntry
 from core.row_copy import rows_insert
@@ -121,7 +121,7 @@ def _entry(posting: Posting, balance_after: Decimal) -> LedgerEntry:
 def _announce(organization_id: int, balance: Decimal, entry_id: int) -> None:
     """Admission learns the new balance at once (else within its next refresh)."""
     try:
-        store().sync_balance(organization_id, to_units(balance), entry_id)
+        sync_balance(organization_id, to_units(balance), entry_id)
     except Exception:
         log.warning("could not announce a ledger balance to admission")
 

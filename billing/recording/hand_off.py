@@ -23,8 +23,7 @@ from typing import Any
 
 from django.conf import settings
 
-from billing.admission.redis_store import RedisStore, Settlement
-from billing.admission.select import local_store, store
+from billing.admission.operations import Settlement, settle, settle_locally, shared_client
 from billing.calls.observers import HandedOff, notify
 from billing.calls.records import CallRecord, record_payload
 from billing.recording.replay import REPLAYER, journal
@@ -49,7 +48,7 @@ async def record_call(record: CallRecord) -> None:
     try:
         settlement = settlement_of(record, record_payload(record))
         cost = settlement.cost
-        durable = _hand_off(record, settlement)
+        durable = _hand_off(settlement)
     except Exception:  # a fault here must not cost the call its answer, nor its record
         log.exception("the hand-off of call %s failed: journaling it", record.request_id)
         durable = _journaled(record_payload(record))
@@ -89,21 +88,14 @@ def start() -> None:
         _consumer.start()
 
 
-def _hand_off(record: CallRecord, settlement: Settlement) -> asyncio.Future[None]:
+def _hand_off(settlement: Settlement) -> asyncio.Future[None]:
     """A future done once the record is durable (callbacks rather than a task per call: this
     runs on every call)."""
-    payload = settlement.payload
-    ticket, now_ms = record.ticket, int(time.time() * 1000)
-    shared = store()
-    to_redis = isinstance(shared, RedisStore) and REDIS.allow()
-    if ticket is not None and (not ticket.shared or not to_redis):
-        # held here as unposted until the ledger has it (one Redis admitted too: it is
-        # journaled, and this process's own counters admit calls meanwhile)
-        local_store().settle(ticket, settlement.cost, record.request_id, now_ms)
-    if not isinstance(shared, RedisStore) or not to_redis:
-        return _journaled(payload)
+    now_ms = int(time.time() * 1000)
+    sent = settle(settlement, now_ms)
+    if sent is None:
+        return _journaled(settlement.payload)
     durable: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-    sent = shared.hand_off(settlement, now_ms)
     sent.add_done_callback(partial(_sent, durable, settlement, now_ms))
     return durable
 
@@ -116,9 +108,7 @@ def _sent(
         durable.set_result(None)
         return
     log.warning("Redis could not take call %s (%s): journaling it", settlement.request_id, failure)
-    ticket = settlement.ticket
-    if ticket is not None and ticket.shared:  # held here as unposted until the ledger has it
-        local_store().settle(ticket, settlement.cost, settlement.request_id, now_ms)
+    settle_locally(settlement, now_ms)  # held here as unposted until the ledger has it
     _journaled(settlement.payload).add_done_callback(lambda _: durable.set_result(None))
 
 
@@ -213,12 +203,12 @@ def drain(timeout: float = 10.0) -> bool:
 def _stream_consumed(deadline: float) -> bool:
     """Whether the records stream is empty (not waited for while Redis is unreachable: this
     process journals its records meanwhile)."""
-    shared = store()
-    if not isinstance(shared, RedisStore) or not REDIS.allow():
+    client = shared_client()
+    if client is None or not REDIS.allow():
         return True
-    consumer = RecordsConsumer(lambda: shared.sync, f"drain-{threading.get_native_id()}")
+    consumer = RecordsConsumer(lambda: client, f"drain-{threading.get_native_id()}")
     try:
-        while stream_backlog(shared.sync) > 0:
+        while stream_backlog(client) > 0:
             if time.monotonic() > deadline:
                 return False
             if settings.MOMOR_RECORD_IN_GATEWAY:

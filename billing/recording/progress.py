@@ -17,9 +17,7 @@ from typing import Any
 
 from django.conf import settings
 
-from billing.admission.intents import Intent
-from billing.admission.redis_store import RedisStore
-from billing.admission.select import store
+from billing.admission.operations import Intent, in_redis, mark
 from billing.calls.records import CallRecord, record_payload
 from billing.recording import journal_intents
 from billing.recording.replay import journal
@@ -74,8 +72,8 @@ class ProgressMarks:
         return self._held(intent, payload)
 
     def _held(self, intent: CallRecord, payload: bytes) -> asyncio.Future[None]:
-        ticket, shared = intent.ticket, store()
-        if ticket is None or not ticket.shared or not isinstance(shared, RedisStore):
+        ticket = intent.ticket
+        if ticket is None or not ticket.shared or not in_redis():
             return self._to_journal(intent.request_id, payload)
         if not REDIS.allow():
             return self._to_journal(intent.request_id, payload)
@@ -83,7 +81,7 @@ class ProgressMarks:
                       cost_units(intent), payload)  # fmt: skip
         ttl_ms = settings.MOMOR_RESERVATION_TTL_SECONDS * 1000
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        shared.mark(held, ttl_ms).add_done_callback(partial(self._in_redis, done, held))
+        mark(held, ttl_ms).add_done_callback(partial(self._in_redis, done, held))
         return done
 
     def _in_redis(

@@ -28,8 +28,7 @@ import orjson
 from django.conf import settings
 from django.db import close_old_connections
 
-from billing.admission.redis_store import RedisStore, Settlement
-from billing.admission.select import local_store, store
+from billing.admission.operations import Settlement, hold, in_redis, settle_many
 from billing.calls.records import record_from_payload
 from billing.recording.journal import Journal
 from billing.recording.journal_intents import sorted_out
@@ -169,9 +168,9 @@ def _send(payloads: list[bytes]) -> Rest:
 def _hold(payloads: list[bytes]) -> None:
     """Held in this process's own store until the ledger has them (announced when stored, or
     found there by the refresher's reconciliation)."""
-    own, now_ms = local_store(), int(time.time() * 1000)
+    now_ms = int(time.time() * 1000)
     for settlement in filter(None, map(_settlement, payloads)):
-        own.hold(settlement.org_id, settlement.request_id, settlement.cost, now_ms)
+        hold(settlement, now_ms)
 
 
 def _held_by_redis(settlement: Settlement) -> bool:
@@ -189,11 +188,10 @@ def _settlement(payload: bytes) -> Settlement | None:
 
 
 def _to_redis(settlements: list[Settlement]) -> bool:
-    shared = store()
-    if not isinstance(shared, RedisStore):
+    if not in_redis():
         return False
     try:
-        shared.hand_off_many(not_posted_again(settlements), int(time.time() * 1000))
+        settle_many(not_posted_again(settlements), int(time.time() * 1000))
     except REDIS_DOWN:
         REDIS.failed()
         return False

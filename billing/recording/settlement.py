@@ -4,11 +4,10 @@ record."""
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 
 from django.db import DatabaseError
 
-from billing.admission.redis_store import Settlement
+from billing.admission.operations import Settlement, released
 from billing.calls.cost import to_units
 from billing.calls.records import CallRecord
 from billing.ledger.admission_sync import key_tag
@@ -52,7 +51,4 @@ def not_posted_again(settlements: list[Settlement]) -> list[Settlement]:
         posted = set(found.values_list("idempotency_key", flat=True))
     except DatabaseError:
         return settlements
-    return [
-        replace(one, cost=0, payload=b"") if charge_key(one.request_id) in posted else one
-        for one in settlements
-    ]
+    return [released(one) if charge_key(one.request_id) in posted else one for one in settlements]

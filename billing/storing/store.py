@@ -20,7 +20,7 @@ from django.db import connection, transaction
 from django.db.models import Model
 
 from accounts.models import ApiKey, Organization
-from billing.admission.announce import charges_posted
+from billing.admission.operations import charges_posted
 from billing.calls.records import CallRecord, record_from_payload
 from billing.calls.storable import storable
 from billing.live.publish import publish_generations

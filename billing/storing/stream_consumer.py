@@ -23,7 +23,7 @@ from django.db import close_old_connections
 from redis.cluster import RedisCluster
 from redis.exceptions import RedisError, ResponseError
 
-from billing.admission.intents import sweep_abandoned
+from billing.admission.operations import sweep_abandoned
 from billing.storing.dead_letters import TRANSIENT
 from billing.storing.store import records_store
 from core.breaker import REDIS_DOWN
