@@ -144,7 +144,7 @@ class RecordsConsumer:
         return self._read_each(client, since, block_ms)
 
     def _read_each(self, client: RedisCluster, since: str, block_ms: int | None) -> Found:
-        pipe = client.pipeline()  # type: ignore[no-untyped-call]
+        pipe = client.pipeline()  # type: ignore[no-untyped-call]  # redis-py's cluster pipeline is unannotated
         for stream in self.streams:
             pipe.xreadgroup(GROUP, self.name, {stream: since}, count=BATCH)
         replies = pipe.execute(raise_on_error=False)
