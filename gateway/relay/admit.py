@@ -14,9 +14,18 @@ from django.conf import settings
 from django.db import DatabaseError
 from redis.exceptions import RedisError
 
-from billing.admission import NeedBalance, NeedKeySpend, RateState, Refused, Ticket
-from billing.admission.base import AdmissionStore, AdmitRequest
-from billing.admission.select import admission_store, local_store, store
+from billing.admission import operations
+from billing.admission.operations import (
+    AdmissionStore,
+    AdmitRequest,
+    NeedBalance,
+    NeedKeySpend,
+    RateState,
+    Refused,
+    Ticket,
+    admission_store,
+    local_store,
+)
 from billing.calls.cost import from_units, to_units
 from billing.ledger.admission_sync import key_tag, load_balance, load_key_spend
 from core import dbthread
@@ -59,7 +68,7 @@ async def admit(caller: Caller, request_id: str, amount: Decimal) -> Ticket:
     chosen, in_doubt = admission_store(), False
     for _ in range(5):
         try:
-            ticket = await chosen.admit(request)
+            ticket = await operations.admit(request, chosen)
             return replace(ticket, in_doubt=True) if in_doubt else ticket
         except (NeedBalance, NeedKeySpend) as missing:
             await _load(caller, chosen, missing)
@@ -114,10 +123,7 @@ async def count_refused(caller: Caller) -> RateState:
     if limit <= 0:
         return RateState()
     tag = key_tag(caller.key.id if caller.key else None, caller.user_id)
-    try:
-        return await admission_store().count(caller.org.id, tag, limit, int(time.time() * 1000))
-    except RedisError:
-        return await local_store().count(caller.org.id, tag, limit, int(time.time() * 1000))
+    return await operations.count(caller.org.id, tag, limit)
 
 
 def refusal(refused: Refused, amount: Decimal) -> GatewayError:
@@ -166,10 +172,9 @@ class Renewal:
 
 
 async def _renew(ticket: Ticket) -> None:
-    held = store() if ticket.shared else local_store()
     ttl_ms = settings.MOMOR_RESERVATION_TTL_SECONDS * 1000
     try:
-        renewed = await held.renew(ticket, int(time.time() * 1000), ttl_ms)
+        renewed = await operations.renew(ticket, ttl_ms)
     except RedisError as exc:
         log.warning("could not renew the reservation of call %s (%s)", ticket.id, exc)
         return
