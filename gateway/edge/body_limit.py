@@ -11,8 +11,8 @@ route, applied while it is read, and a time to arrive in.
 
 The completions routes keep the spec's 30 MiB and its order (415 for a body that is not JSON
 before 413). This holds under servers that hand the body to the application as it arrives
-(uvicorn); Daphne reads a whole body before the application sees any of it (see README,
-"Security")."""
+(uvicorn); Daphne reads a whole body before the application sees any of it (see
+docs/security.md, "Input bounds")."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ added to the metrics in bulk (`gateway.ops.tally`: once a second, and before eac
 
 Every process counts its own calls. With `PROMETHEUS_MULTIPROC_DIR` set (prometheus-client's
 multiprocess mode), the processes write their values to files in that directory and any of
-them answers a scrape with the sum (see README, "Production")."""
+them answers a scrape with the sum (see docs/operations.md, "Metrics")."""
 
 from __future__ import annotations
 
