@@ -1,8 +1,8 @@
-"""The ASGI lifespan protocol, for servers that speak it (uvicorn; Daphne does not, see docs/billing.md,
-"Shutdown"). At start: the journal's replay (records a process that died left behind) and
-the shutdown grace period. At shutdown (uvicorn sends it once the calls under way have
-ended): the hand-offs under way finish, the journal is given one chance to be applied, and the
-upstream pool is closed."""
+"""The ASGI lifespan protocol, for servers that speak it (uvicorn; Daphne does not, see
+docs/billing.md, "Shutdown"). At start: the journal's replay (records a process that died
+left behind) and the shutdown grace period. At shutdown (uvicorn sends it once the calls
+under way have ended): the hand-offs under way finish, the journal is given one chance to be
+applied, and the upstream pool is closed."""
 
 from __future__ import annotations
 
