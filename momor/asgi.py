@@ -16,22 +16,23 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "momor.settings")
 sys.setswitchinterval(0.0005)
 django_asgi_app = get_asgi_application()
 
-# Django must be set up before these imports.
-from channels.auth import AuthMiddlewareStack  # noqa: E402
-from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
-from django.conf import settings  # noqa: E402
-from django.urls import path  # noqa: E402
+# Django must be set up before these imports (pyproject.toml's ruff per-file-ignores let E402
+# pass in this file).
+from channels.auth import AuthMiddlewareStack
+from channels.routing import ProtocolTypeRouter, URLRouter
+from channels.security.websocket import AllowedHostsOriginValidator
+from django.conf import settings
+from django.urls import path
 
-from billing.live.consumers import GenerationFeed  # noqa: E402
-from core.asgi_types import ASGIApp  # noqa: E402
-from gateway.edge.asgi_route import LeanCompletions  # noqa: E402
-from gateway.edge.body_limit import BodyLimit, WebsocketMessageLimit  # noqa: E402
-from gateway.edge.head_limit import HeadLimit  # noqa: E402
-from gateway.edge.lifespan import lifespan  # noqa: E402
-from gateway.ops.routes import OperationsRoutes  # noqa: E402
-from gateway.ops.setup import serve_metrics_port  # noqa: E402
-from momor import collector  # noqa: E402
+from billing.live.consumers import GenerationFeed
+from core.asgi_types import ASGIApp
+from gateway.edge.asgi_route import LeanCompletions
+from gateway.edge.body_limit import BodyLimit, WebsocketMessageLimit
+from gateway.edge.head_limit import HeadLimit
+from gateway.edge.lifespan import lifespan
+from gateway.ops.routes import OperationsRoutes
+from gateway.ops.setup import serve_metrics_port
+from momor import collector
 
 # The probes and /metrics answer ahead of Django: no authentication, limit or record.
 body_limit = BodyLimit(
@@ -48,7 +49,7 @@ if "daphne.server" in sys.modules:  # served by Daphne: see momor/under_daphne.p
 
 # Channels routes with django.urls.path, whose stub takes views alone; and URLRouter's stub
 # wants its own URLPattern subclass, which path is not typed to return.
-websocket_routes = [path("ws/generations/", GenerationFeed.as_asgi())]  # type: ignore[arg-type]
+websocket_routes = [path("ws/generations/", GenerationFeed.as_asgi())]  # type: ignore[arg-type]  # a consumer; the stub takes views
 
 application = ProtocolTypeRouter(
     {
@@ -57,7 +58,7 @@ application = ProtocolTypeRouter(
         "websocket": HeadLimit(
             WebsocketMessageLimit(
                 AllowedHostsOriginValidator(
-                    AuthMiddlewareStack(URLRouter(websocket_routes))  # type: ignore[arg-type]
+                    AuthMiddlewareStack(URLRouter(websocket_routes))  # type: ignore[arg-type]  # Django's URLPatterns, which Channels routes
                 ),
                 settings.MOMOR_WEBSOCKET_MESSAGE_BYTES,
             )
