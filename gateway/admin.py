@@ -32,7 +32,7 @@ from gateway.catalog.rules import (
     RuleError,
 )
 from gateway.models import Model as CatalogModel
-from gateway.models import Offering, Provider, Region
+from gateway.models import ModelKind, Offering, Provider, Region
 from gateway.routing.performance import figures_of
 
 
@@ -181,10 +181,10 @@ class CatalogModelForm(RuledForm[CatalogModel]):
 class CatalogModelAdmin(admin.ModelAdmin[CatalogModel]):
     form = CatalogModelForm
     list_display = [
-        "id", "name", "released", "deprecated", "tiers", "auto", "context_length",
+        "id", "name", "kind", "released", "deprecated", "tiers", "auto", "context_length",
         "max_output_tokens",
     ]  # fmt: skip
-    list_filter = ["deprecated", "auto"]
+    list_filter = ["kind", "deprecated", "auto"]
     search_fields = ["id"]
 
     def get_readonly_fields(
@@ -214,6 +214,11 @@ class OfferingForm(RuledForm[Offering]):
         provider, region = cleaned.get("provider"), cleaned.get("region")
         if provider and region and region.provider_id != provider.pk:
             self.add_error("region", f"{region} is not a region of {provider}.")
+        model = cleaned.get("model")
+        if model is not None and model.kind == ModelKind.EMBEDDING:
+            for key in ("completion_price", "cache_read_price", "cache_write_price"):
+                if cleaned.get(key):
+                    self.add_error(key, f"{model} is an embedding model, priced by prompt alone.")
         return cleaned
 
 

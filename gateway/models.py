@@ -89,9 +89,21 @@ class Region(models.Model):
         return f"{self.provider.name}@{self.name}"
 
 
+class ModelKind(models.TextChoices):
+    CHAT = "chat", "Chat"
+    EMBEDDING = "embedding", "Embedding"
+
+
 class Model(models.Model):
     id = models.CharField(primary_key=True, max_length=200, help_text="publisher/name, lowercase")
     name = models.CharField(max_length=200, blank=True, help_text="A display name.")
+    kind = models.CharField(
+        max_length=12,
+        choices=ModelKind.choices,
+        default=ModelKind.CHAT,
+        help_text="Chat models answer chat, Messages and Responses calls; embedding models "
+        "answer embeddings calls, priced by prompt tokens alone.",
+    )
     released = models.DateField(null=True, blank=True)
     deprecated = models.BooleanField(default=False)
     tiers = models.JSONField(default=list, blank=True)

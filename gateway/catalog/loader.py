@@ -19,7 +19,7 @@ from django.db import models, transaction
 from accounts.key_env import key_env_problem
 from gateway.catalog import rules
 from gateway.catalog.rules import OFFERING_PRICES, Rule, RuleError
-from gateway.models import AdapterKind, Model, Offering, Provider, Region
+from gateway.models import AdapterKind, Model, ModelKind, Offering, Provider, Region
 
 PLACE_FIELDS = ("collects_data", "locations")
 PROVIDER_FIELDS = frozenset(
@@ -27,7 +27,17 @@ PROVIDER_FIELDS = frozenset(
 )
 REGION_FIELDS = frozenset({"name", "base_url", *PLACE_FIELDS})
 MODEL_FIELDS = frozenset(
-    {"id", "name", "released", "deprecated", "tiers", "auto", "context_length", "max_output_tokens"}
+    {
+        "id",
+        "name",
+        "kind",
+        "released",
+        "deprecated",
+        "tiers",
+        "auto",
+        "context_length",
+        "max_output_tokens",
+    }
 )
 OFFERING_CAPABILITIES = (
     "tools",
@@ -255,6 +265,7 @@ def _parse_model(table: _Table) -> ModelSpec:
     model_id: str = table.ruled("id", rules.model_id)
     values: Values = {
         "name": table.text("name", max_length=200, default=""),
+        "kind": table.ruled("kind", rules.kind, ModelKind.CHAT.value),
         "released": table.day("released"),
         "deprecated": table.flag("deprecated", False),
         "tiers": table.ruled("tiers", rules.tiers, []),
@@ -278,7 +289,10 @@ def _parse_offering(table: _Table) -> OfferingSpec:
     values: Values = {
         "upstream_id": table.text("upstream_id", max_length=200),
         "prompt_price": table.ruled("prompt_price", rules.price),
-        "completion_price": table.ruled("completion_price", rules.price),
+        # Required of a chat model's offering alone: checked once the model's kind is known.
+        "completion_price": table.ruled("completion_price", rules.price, Decimal(0))
+        if "completion_price" in table.data
+        else None,
         "cache_read_price": table.ruled("cache_read_price", rules.price, Decimal(0)),
         "cache_write_price": table.ruled("cache_write_price", rules.price, Decimal(0)),
         "tools": table.flag("tools", False),
@@ -356,10 +370,12 @@ def _read_toml(path: Path) -> dict[str, Any]:
 # Checking what the file refers to ------------------------------------------------------
 
 
-def _known_models(catalog: Catalog) -> set[str]:
-    in_file = {spec.id for spec in catalog.models}
-    wanted = {offering.model for offering in catalog.offerings} - in_file
-    return in_file | set(Model.objects.filter(id__in=wanted).values_list("id", flat=True))
+def _known_models(catalog: Catalog) -> dict[str, object]:
+    """The kind of each model the file names, from the file or else the database."""
+    in_file = {spec.id: spec.values["kind"] for spec in catalog.models}
+    wanted = {offering.model for offering in catalog.offerings} - set(in_file)
+    stored = Model.objects.filter(id__in=wanted).values_list("id", "kind")
+    return in_file | dict(stored)
 
 
 def _known_places(catalog: Catalog) -> set[tuple[str, str | None]]:
@@ -386,6 +402,24 @@ def _check_references(catalog: Catalog) -> None:
             raise CatalogError(f"{offering.label}: unknown provider '{offering.root}'")
         if (offering.root, offering.region) not in places:
             raise CatalogError(f"{offering.label}: unknown region '{offering.place}'")
+        _check_prices(offering, models_known[offering.model])
+
+
+def _check_prices(offering: OfferingSpec, kind: object) -> None:
+    """A chat model's offering states its completion price; an embedding model's is priced
+    by prompt tokens alone."""
+    values = offering.values
+    if kind != ModelKind.EMBEDDING:
+        if values["completion_price"] is None:
+            raise CatalogError(f"{offering.label}: missing required field 'completion_price'")
+        return
+    for key in ("completion_price", "cache_read_price", "cache_write_price"):
+        if values[key]:
+            raise CatalogError(
+                f"{offering.label}: '{offering.model}' is an embedding model, priced by "
+                f"prompt_price alone: '{key}' must be 0 or left out"
+            )
+    values["completion_price"] = Decimal(0)
 
 
 # Writing it ----------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from django.db import models
 
 from accounts.field_bounds import INTEGER_MAX
-from gateway.models import Model, Offering, Provider
+from gateway.models import Model, ModelKind, Offering, Provider
 
 # Ordered from shallowest to deepest: routing picks the nearest deeper one a model takes.
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
@@ -55,6 +55,13 @@ def price(key: str, value: object) -> Decimal:
     if amount != round(amount, places):
         raise RuleError(f"'{key}' has more than {places} decimal places")
     return amount
+
+
+def kind(key: str, value: object) -> str:
+    """What a model answers: chat or embedding."""
+    if value not in ModelKind.values:
+        raise RuleError(f"'{key}' must be one of {', '.join(ModelKind.values)}")
+    return str(value)
 
 
 def count(key: str, value: object) -> int | None:
@@ -159,6 +166,7 @@ def quantization(key: str, value: object) -> str:
 PLACE_RULES: dict[str, Rule] = {"name": name, "base_url": url, "locations": locations}
 MODEL_RULES: dict[str, Rule] = {
     "id": model_id,
+    "kind": kind,
     "tiers": tiers,
     "context_length": count,
     "max_output_tokens": count,

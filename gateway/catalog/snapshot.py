@@ -15,7 +15,7 @@ from accounts.key_env import key_env_problem
 from accounts.secrets import UnreadableSecret
 from billing.calls.cost import floor
 from core.redaction import note_secret
-from gateway.models import Model, Offering, Provider, Region
+from gateway.models import Model, ModelKind, Offering, Provider, Region
 from gateway.providers import adapter_for
 
 log = logging.getLogger(__name__)
@@ -107,6 +107,8 @@ class ModelInfo:
     tiers: frozenset[str]
     auto: bool
     offerings: tuple[OfferingInfo, ...]
+    kind: str = ModelKind.CHAT
+    """What it answers: "chat" (chat, Messages and Responses calls) or "embedding"."""
 
     @property
     def cheapest(self) -> Decimal:
@@ -260,4 +262,5 @@ def _model_info(row: Model, offerings: list[OfferingInfo]) -> ModelInfo:
         tiers=frozenset(t.lower() for t in _strings(row.tiers)),
         auto=row.auto,
         offerings=tuple(offerings),
+        kind=row.kind,
     )

@@ -212,7 +212,7 @@ async def _routed(
 ) -> candidate_cache.Routed:
     """The call's candidates from the catalog, and what the filters left out."""
     caller = route.caller
-    models = resolve(catalog, options.selectors, rules)
+    models = resolve(catalog, options.selectors, rules, needs.kind)
     if route.trace is not None:
         trace = route.trace
         trace.catalog, trace.options, trace.rules, trace.models = catalog, options, rules, models

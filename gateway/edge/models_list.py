@@ -1,6 +1,6 @@
-"""`GET /v1/models`: the catalog's models in OpenAI's list shape, with their offerings' prices,
-capabilities, filter fields and measured figures (`stats`, for a caller with a key or a
-session alone: they count every tenant's calls)."""
+"""`GET /v1/models`: the catalog's models in OpenAI's list shape, with their kind, the APIs that
+call them, their offerings' prices, capabilities, filter fields and measured figures (`stats`,
+for a caller with a key or a session alone: they count every tenant's calls)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,11 @@ from typing import Any
 import orjson
 
 from gateway.catalog.snapshot import Catalog, ModelInfo, OfferingInfo
+from gateway.models import ModelKind
 from gateway.routing.performance import Figures, figures_of
+
+# The routes that call a model of each kind, by the name a record keeps.
+APIS_OF_KIND: dict[str, list[str]] = {ModelKind.CHAT: ["chat"], ModelKind.EMBEDDING: []}
 
 
 async def models_payload(catalog: Catalog, with_figures: bool = True) -> bytes:
@@ -28,6 +32,8 @@ def _model(model: ModelInfo, figures: dict[int, Figures]) -> dict[str, Any]:
         "object": "model",
         "created": created,
         "owned_by": model.id.split("/", 1)[0],
+        "kind": model.kind,
+        "apis": APIS_OF_KIND[model.kind],
         "deprecated": model.deprecated,
         "tiers": sorted(model.tiers),
         "auto": model.auto,

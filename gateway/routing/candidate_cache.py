@@ -43,7 +43,7 @@ def key_of(options: CallOptions, rules: AgeRules, needs: Needs) -> tuple[Any, ..
         options.selectors,
         None if prefs is NO_PREFS else prefs,
         rules.allow_deprecated, rules.max_age, rules.today,
-        needs.tools, needs.json_schema, needs.modalities,
+        needs.kind, needs.tools, needs.json_schema, needs.modalities,
         asked.parameters, asked.tools, asked.json_schema, asked.reasoning,
     )  # fmt: skip
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from gateway.catalog.snapshot import ModelInfo, OfferingInfo
+from gateway.models import ModelKind
 from gateway.providers.contract import ChatRequest, Target
 from gateway.request.errors import GatewayError, excerpt, model_not_found, unsupported_parameter
 from gateway.request.identity import OrgInfo
@@ -58,6 +59,8 @@ class Needs:
     json_schema: bool
     modalities: frozenset[str]
     asked: Asked
+    kind: str = ModelKind.CHAT
+    """The kind of model that answers it."""
 
 
 def needs_of(request: ChatRequest) -> Needs:

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from gateway.catalog.snapshot import Catalog, ModelInfo
+from gateway.models import ModelKind
+from gateway.request.errors import GatewayError, model_not_found
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,26 +27,48 @@ class AgeRules:
         return model.released is not None and self.today - model.released <= self.max_age
 
 
-def resolve(catalog: Catalog, selectors: Iterable[str], rules: AgeRules) -> list[ModelInfo]:
-    """The distinct models the selectors name, in selector order, each with offerings."""
+def resolve(
+    catalog: Catalog, selectors: Iterable[str], rules: AgeRules, kind: str = ModelKind.CHAT
+) -> list[ModelInfo]:
+    """The distinct models of `kind` the selectors name, in selector order, each with
+    offerings. A group selector names only models of that kind; where every model named
+    exactly is of the other kind, the call is refused with 404 saying so."""
     seen: set[str] = set()
     found: list[ModelInfo] = []
+    other: ModelInfo | None = None
     for selector in selectors:
-        for model in _expand(catalog, selector.lower(), rules):
-            if model.id not in seen and model.offerings:
-                seen.add(model.id)
+        for model in _expand(catalog, selector.lower(), rules, kind):
+            if model.id in seen or not model.offerings:
+                continue
+            seen.add(model.id)
+            if model.kind == kind:
                 found.append(model)
+            else:
+                other = other or model
+    if not found and other is not None:
+        raise wrong_kind(other)
     return found
 
 
-def _expand(catalog: Catalog, selector: str, rules: AgeRules) -> list[ModelInfo]:
+def wrong_kind(model: ModelInfo) -> GatewayError:
+    if model.kind == ModelKind.EMBEDDING:
+        where = "call it on POST /v1/embeddings"
+    else:
+        where = "it answers chat, Messages and Responses calls, not embeddings calls"
+    return model_not_found(f"{model.id} is {KIND_NAMES[model.kind]} model: {where}.")
+
+
+KIND_NAMES: dict[str, str] = {ModelKind.CHAT: "a chat", ModelKind.EMBEDDING: "an embedding"}
+
+
+def _expand(catalog: Catalog, selector: str, rules: AgeRules, kind: str) -> list[ModelInfo]:
     if selector.startswith("tier/"):
         tier = selector.removeprefix("tier/")
-        return _group(catalog, rules, lambda m: tier in m.tiers)
+        return _group(catalog, rules, lambda m: m.kind == kind and tier in m.tiers)
     if selector == "auto":
-        return _group(catalog, rules, lambda m: m.auto)
+        return _group(catalog, rules, lambda m: m.kind == kind and m.auto)
     if selector == "*":
-        return _group(catalog, rules, lambda m: True)
+        return _group(catalog, rules, lambda m: m.kind == kind)
     exact = catalog.models.get(selector)
     return [exact] if exact is not None else []
 

@@ -607,3 +607,53 @@ def test_the_shipped_default_catalog_declares_the_filter_fields() -> None:
     assert Region.objects.get(provider__name="azure", name="eu").locations == ["EU"]
     assert Offering.objects.filter(provider__name="anthropic", parameters=[]).count() == 0
     assert Offering.objects.exclude(quantization="").filter(provider__name="deepinfra").exists()
+
+
+EMBEDDING = """
+[[models]]
+id = "openai/text-embedding-3-small"
+kind = "embedding"
+
+[[offerings]]
+model = "openai/text-embedding-3-small"
+provider = "openai"
+upstream_id = "text-embedding-3-small"
+prompt_price = 0.02
+"""
+
+
+def test_a_model_is_chat_unless_the_file_says_embedding(tmp_path: Path) -> None:
+    load(tmp_path, VALID + EMBEDDING)
+    kinds = dict(Model.objects.values_list("id", "kind"))
+    assert kinds == {"openai/gpt-5": "chat", "openai/text-embedding-3-small": "embedding"}
+
+
+def test_an_embedding_offering_is_priced_by_its_prompt_price_alone(tmp_path: Path) -> None:
+    load(tmp_path, VALID + EMBEDDING)
+    offering = Offering.objects.get(model_id="openai/text-embedding-3-small")
+    assert (offering.prompt_price, offering.completion_price) == (Decimal("0.02"), Decimal(0))
+
+
+@pytest.mark.parametrize("field", ["completion_price", "cache_read_price", "cache_write_price"])
+def test_it_refuses_an_embedding_offering_with_another_price(tmp_path: Path, field: str) -> None:
+    message = refusal(tmp_path, VALID + EMBEDDING + f"{field} = 0.5\n")
+    assert message == (
+        "offering 'openai/text-embedding-3-small' on 'openai': 'openai/text-embedding-3-small' "
+        f"is an embedding model, priced by prompt_price alone: '{field}' must be 0 or left out"
+    )
+
+
+def test_an_embedding_model_already_stored_is_priced_as_one(tmp_path: Path) -> None:
+    load(tmp_path, VALID + EMBEDDING)
+    offering = EMBEDDING.split("[[offerings]]")[1]
+    again = PROVIDER + "[[offerings]]" + offering + "completion_price = 1\n"
+    assert "is an embedding model" in refusal(tmp_path, again)
+    load(tmp_path, PROVIDER + "[[offerings]]" + offering.replace("0.02", "0.03"))
+    assert Offering.objects.get(model_id="openai/text-embedding-3-small").prompt_price == Decimal(
+        "0.03"
+    )
+
+
+def test_it_refuses_an_unknown_kind(tmp_path: Path) -> None:
+    message = refusal(tmp_path, PROVIDER + MODEL + 'kind = "rerank"\n')
+    assert message == "model 'openai/gpt-5': 'kind' must be one of chat, embedding"

@@ -219,3 +219,46 @@ def test_max_age_leaving_nothing_answers_404(world: World) -> None:
         world.post(ask("tier/high", provider={"maxAge": "P1D"})), 404, "model_not_found"
     )
     assert error["message"] == "No configured model answers to tier/high."
+
+
+def embedding_model() -> Model:
+    """An embedding model in every group a chat model could be: auto, tier/high, *."""
+    row = Model.objects.create(
+        id="openai/text-embedding-3-small", kind="embedding", tiers=["high"], auto=True
+    )
+    offer(row, Provider.objects.get(name="openai"), "text-embedding-3-small", "0.001", "0")
+    return row
+
+
+def test_a_chat_call_naming_an_embedding_model_is_a_404_saying_so(world: World) -> None:
+    embedding_model()
+    settle()
+    error = error_of(world.post(ask("openai/text-embedding-3-small")), 404, "model_not_found")
+    assert error["message"] == (
+        "openai/text-embedding-3-small is an embedding model: call it on POST /v1/embeddings."
+    )
+    assert world.fake.requests() == []
+
+
+@pytest.mark.parametrize(
+    ("selector", "order"),
+    [("auto", ["gpt-5-mini", *GPT5]), ("tier/high", ["deepseek-ai/DeepSeek-R1", *GPT5])],
+)
+def test_no_group_selector_picks_an_embedding_model_for_a_chat_call(
+    world: World, selector: str, order: list[str]
+) -> None:
+    embedding_model()
+    assert order_of(world, ask(selector)) == order
+
+
+def test_the_star_selector_picks_no_embedding_model_for_a_chat_call(world: World) -> None:
+    embedding_model()
+    tried = order_of(world, ask("*"))
+    assert "gpt-5-mini" in tried
+    assert "text-embedding-3-small" not in tried
+
+
+def test_beside_a_chat_model_an_embedding_model_named_is_left_out(world: World) -> None:
+    embedding_model()
+    body = {**ask("openai/text-embedding-3-small"), "models": ["openai/gpt-5-mini"]}
+    assert order_of(world, body) == ["gpt-5-mini"]
