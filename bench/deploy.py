@@ -64,22 +64,22 @@ class Settings:
 
 def _psql(sql: str) -> None:
     subprocess.run(  # noqa: S603 - fixed argv
-        ["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-q", "-c", sql],  # noqa: S607
+        ["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-q", "-c", sql],  # noqa: S607 - psql, redis-cli, git and tar from PATH
         check=True, capture_output=True,
     )  # fmt: skip
 
 
 def _redis_flush(db: int) -> None:
-    subprocess.run(  # noqa: S603
-        ["redis-cli", "-h", "127.0.0.1", "-n", str(db), "FLUSHDB"],  # noqa: S607
+    subprocess.run(  # noqa: S603 - argv written here, no shell
+        ["redis-cli", "-h", "127.0.0.1", "-n", str(db), "FLUSHDB"],  # noqa: S607 - psql, redis-cli, git and tar from PATH
         check=True, capture_output=True,
     )  # fmt: skip
 
 
 def redis_len(db: int, key: str, command: str = "LLEN") -> int:
     """The length of a list (LLEN) or a stream (XLEN)."""
-    out = subprocess.run(  # noqa: S603
-        ["redis-cli", "-h", "127.0.0.1", "-n", str(db), command, key],  # noqa: S607
+    out = subprocess.run(  # noqa: S603 - argv written here, no shell
+        ["redis-cli", "-h", "127.0.0.1", "-n", str(db), command, key],  # noqa: S607 - psql, redis-cli, git and tar from PATH
         check=True, capture_output=True, text=True,
     )  # fmt: skip
     return int(out.stdout.strip() or 0)
@@ -94,8 +94,8 @@ def records_backlog(db: int) -> int:
 
 def psql_value(database: str, sql: str) -> str:
     """The rows of `sql` on `database`, whitespace-joined (or psql's error)."""
-    out = subprocess.run(  # noqa: S603
-        ["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", database, "-tA", "-c", sql],  # noqa: S607
+    out = subprocess.run(  # noqa: S603 - argv written here, no shell
+        ["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", database, "-tA", "-c", sql],  # noqa: S607 - psql, redis-cli, git and tar from PATH
         capture_output=True, text=True,
     )  # fmt: skip
     return " ".join(out.stdout.split()) or out.stderr.strip()
@@ -194,7 +194,7 @@ class Deployment:
     def python(self, *args: str) -> str:
         """Python run from the deployment's checkout in its environment (`manage.py ...`,
         `-m bench.seed ...`); what it printed."""
-        out = subprocess.run(  # noqa: S603
+        out = subprocess.run(  # noqa: S603 - argv written here, no shell
             [str(VENV_BIN / "python"), *args],
             cwd=self.root, env=self.env, capture_output=True, text=True,
         )  # fmt: skip
@@ -290,7 +290,7 @@ def server_available(server: str) -> str | None:
     if server == "granian" and not (VENV_BIN / "granian").exists():
         return "granian is not installed in .venv"
     if server == "uvicorn-uvloop":
-        found = subprocess.run(  # noqa: S603
+        found = subprocess.run(  # noqa: S603 - argv written here, no shell
             [str(VENV_BIN / "python"), "-c", "import uvloop"], capture_output=True
         )
         if found.returncode:
@@ -370,19 +370,19 @@ def baseline_checkout(ref: str) -> tuple[str, Path]:
     """The tree of git `ref` (a commit, branch or tag of this repository), extracted once into
     bench/.baselines/<commit>; returns the short commit and the folder. It runs on this
     checkout's .venv, so its dependencies must be ones this checkout installs."""
-    commit = subprocess.run(  # noqa: S603
-        ["git", "rev-parse", "--verify", f"{ref}^{{commit}}"],  # noqa: S607
+    commit = subprocess.run(  # noqa: S603 - argv written here, no shell
+        ["git", "rev-parse", "--verify", f"{ref}^{{commit}}"],  # noqa: S607 - psql, redis-cli, git and tar from PATH
         cwd=ROOT, check=True, capture_output=True, text=True,
     ).stdout.strip()  # fmt: skip
     folder = BASELINES / commit[:12]
     if not (folder / "manage.py").exists():
         folder.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(  # noqa: S603
-            ["git", "archive", "--format=tar", commit],  # noqa: S607
+        archive = subprocess.run(  # noqa: S603 - argv written here, no shell
+            ["git", "archive", "--format=tar", commit],  # noqa: S607 - psql, redis-cli, git and tar from PATH
             cwd=ROOT, check=True, capture_output=True,
         )  # fmt: skip
-        subprocess.run(  # noqa: S603
-            ["tar", "-x", "-C", str(folder)],  # noqa: S607
+        subprocess.run(  # noqa: S603 - argv written here, no shell
+            ["tar", "-x", "-C", str(folder)],  # noqa: S607 - psql, redis-cli, git and tar from PATH
             input=archive.stdout,
             check=True,
         )

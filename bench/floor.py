@@ -7,6 +7,7 @@ translation or records). `--floor` measures it beside the gateways.
 from __future__ import annotations
 
 import argparse
+from collections.abc import AsyncIterator
 
 import aiohttp
 import uvloop
@@ -16,7 +17,7 @@ FORWARDED = ("content-type", "authorization")
 
 
 def app(upstream: str) -> web.Application:
-    async def session_context(application: web.Application):  # type: ignore[no-untyped-def]
+    async def session_context(application: web.Application) -> AsyncIterator[None]:
         application["session"] = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=1000, keepalive_timeout=60)
         )

@@ -36,10 +36,10 @@ def ensure_venv() -> Path:
     if binary.exists():
         return binary
     print(f"installing litellm[proxy]=={VERSION} into {VENV} (once)", flush=True)
-    subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)  # noqa: S603
+    subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)  # noqa: S603 - our interpreter and pip installing a pinned package
     pip = [str(VENV / "bin" / "pip"), "install", "-q"]
-    subprocess.run([*pip, "--upgrade", "pip"], check=True)  # noqa: S603
-    subprocess.run([*pip, f"litellm[proxy]=={VERSION}"], check=True)  # noqa: S603
+    subprocess.run([*pip, "--upgrade", "pip"], check=True)  # noqa: S603 - our interpreter and pip installing a pinned package
+    subprocess.run([*pip, f"litellm[proxy]=={VERSION}"], check=True)  # noqa: S603 - our interpreter and pip installing a pinned package
     return binary
 
 

@@ -233,10 +233,10 @@ def _ledger(bench: Bench, slug: str) -> dict[str, Decimal]:
     if bench.deployment is None:
         raise RuntimeError("Momor's deployment is not set up")
     # The slug is the benchmark's own ([a-z0-9-]), never user input.
-    org = f"(SELECT id FROM accounts_organization WHERE slug = '{slug}')"  # noqa: S608
+    org = f"(SELECT id FROM accounts_organization WHERE slug = '{slug}')"  # noqa: S608 - the benchmark's own slug, never user input
     ledger = f"FROM billing_ledgerentry WHERE organization_id = {org}"
     sql = (
-        f"SELECT (SELECT balance FROM accounts_organization WHERE id = {org}), "  # noqa: S608
+        f"SELECT (SELECT balance FROM accounts_organization WHERE id = {org}), "  # noqa: S608 - the benchmark's own slug, never user input
         f"(SELECT coalesce(sum(amount), 0) {ledger}), "
         f"(SELECT coalesce(sum(amount), 0) {ledger} AND kind = 'charge'), "
         f"(SELECT count(*) {ledger} AND kind = 'charge'), "

@@ -171,4 +171,4 @@ def _call(call: ScriptCall) -> Call:
 
 @cache
 def sha_of(script: str) -> str:
-    return hashlib.sha1(script.encode()).hexdigest()  # noqa: S324
+    return hashlib.sha1(script.encode(), usedforsecurity=False).hexdigest()

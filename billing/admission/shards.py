@@ -117,7 +117,7 @@ def evalsha_many_sync(client: redis.Redis | RedisCluster, calls: list[Call]) -> 
     shares: dict[str, list[int]] = {}
     nodes: dict[str, redis.Redis] = {}
     for i, (_, keys, _args) in enumerate(calls):
-        node = client.get_node_from_key(keys[0])  # type: ignore[no-untyped-call]
+        node = client.get_node_from_key(keys[0])  # type: ignore[no-untyped-call]  # redis-py leaves it unannotated
         nodes[node.name] = node.redis_connection or client.get_redis_connection(node)
         shares.setdefault(node.name, []).append(i)
     results: list[Any] = [None] * len(calls)
