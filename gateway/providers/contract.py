@@ -3,9 +3,11 @@ speak. It imports nothing of Momor's, and an adapter imports nothing of Momor's 
 its own package), so every adapter loads and runs without Django, settings or a database.
 
 An adapter is a pure translation between the call (an OpenAI Chat Completions body) and one
-provider's API, request and answer, plain and streamed. It holds no state across calls and does
-no I/O: routing hands it a `Target` whose credential is ready to send (a Vertex service account
-has already been exchanged for a token), and the failover sends what it prepares."""
+provider's API, request and answer, plain and streamed; an adapter whose API serves embeddings
+(`Adapter.embeds`) also translates an OpenAI embeddings call and its answer. It holds no state
+across calls and does no I/O: routing hands it a `Target` whose credential is ready to send (a
+Vertex service account has already been exchanged for a token), and the failover sends what it
+prepares."""
 
 from __future__ import annotations
 
@@ -67,6 +69,16 @@ class ChatRequest(TypedDict, total=False):
     metadata: dict[str, str]
     service_tier: str
     store: bool
+    user: str
+
+
+class EmbeddingRequest(TypedDict, total=False):
+    """The embeddings call as the client sent it, routing fields left off."""
+
+    input: str | list[str] | list[int] | list[list[int]]
+    model: str
+    dimensions: int
+    encoding_format: str
     user: str
 
 
@@ -221,6 +233,15 @@ class UpstreamRequest:
     url: str
     headers: dict[str, str]
     body: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Embeddings:
+    """An embeddings answer read: one vector per input, in the inputs' order."""
+
+    vectors: list[list[float]]
+    prompt_tokens: int | None
+    """The provider's count; None when it sent none."""
 
 
 TOKEN_CEILING = 2**31 - 1
@@ -405,6 +426,68 @@ class Adapter(ABC):
         """The most prompt tokens one `image` or `file` part can cost on this API; None for a
         kind whose cost follows its bytes (audio)."""
         return {"image": UNDOCUMENTED_IMAGE_TOKENS, "file": UNDOCUMENTED_FILE_TOKENS}.get(kind)
+
+    # Embeddings (OpenAI's `POST /v1/embeddings`), on the APIs that serve them.
+
+    embeds: ClassVar[bool] = False
+    """Whether its API serves embeddings."""
+
+    def prepare_embeddings(self, request: EmbeddingRequest, target: Target) -> UpstreamRequest:
+        """The embeddings call as this API takes it; raise CannotCarry for one it cannot carry."""
+        raise CannotCarry("this provider's API serves no embeddings")
+
+    def embeddings(self, data: bytes) -> Embeddings:
+        """A 2xx embeddings answer read; raise (any exception) when it cannot be read."""
+        raise NotImplementedError
+
+
+def embedding_inputs(request: EmbeddingRequest) -> list[str] | list[list[int]]:
+    """The call's inputs one by one, each embedded on its own: a string or a token array alone
+    is one input; a list of strings or of token arrays is that many. Any other value (a number,
+    a list that mixes strings and tokens, a token that is not a whole number) cannot be
+    carried. An absent input is no input."""
+    value = request.get("input")
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list):
+        raise CannotCarry("'input' must be a string, a list of strings or token arrays")
+    if value and all(_is_token(item) for item in value):
+        return [cast(list[int], value)]
+    if all(isinstance(item, str) for item in value):
+        return cast(list[str], value)
+    if all(isinstance(item, list) and all(_is_token(t) for t in item) for item in value):
+        return cast(list[list[int]], value)
+    raise CannotCarry("'input' must be a string, a list of strings or token arrays")
+
+
+def embedding_texts(request: EmbeddingRequest) -> list[str]:
+    """The call's inputs as texts, for an API that embeds text alone: token arrays cannot be
+    carried there, nor a call with no input."""
+    inputs = embedding_inputs(request)
+    if not inputs:
+        raise CannotCarry("the call has no input to embed")
+    if not isinstance(inputs[0], str):
+        raise CannotCarry("this provider embeds text, not token arrays")
+    return inputs
+
+
+def _is_token(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def vector(value: object) -> list[float]:
+    """One embedding as a provider wrote it in JSON: a non-empty list of numbers (JSON holds
+    finite ones alone). Any other value raises ValueError (the answer cannot be read)."""
+    if not isinstance(value, list) or not value:
+        raise ValueError("an embedding is not a list of numbers")
+    out = []
+    for number in value:
+        if isinstance(number, bool) or not isinstance(number, int | float):
+            raise ValueError("an embedding holds a value that is not a number")
+        out.append(float(number))
+    return out
 
 
 def chat_request(body: Mapping[str, Any]) -> ChatRequest:

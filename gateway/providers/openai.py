@@ -1,10 +1,31 @@
 """Providers that speak Chat Completions: OpenAI, Azure OpenAI, Mistral, DeepInfra and any
 OpenAI-compatible server. The body goes through as the client wrote it but for the changes the
 spec lists under "What Momor changes on the way"; the answer comes back as the provider wrote it,
-its reasoning as `reasoning`."""
+its reasoning as `reasoning`.
+
+Embeddings (`POST {base_url}/embeddings`, each of them): the call goes as the client wrote it
+but for `model`, the target's upstream id (on Azure the deployment name, on its v1 API as chat
+goes: the base URL ends in `/openai/v1` and the key rides in `api-key`). The answer's `data[]`
+is read by `index`, each `embedding` a list of floats or, where the provider was asked for
+`base64`, little-endian float32 decoded to floats; `usage.prompt_tokens` is the count.
+
+- OpenAI and Azure are sent `encoding_format` as the client asked: base64 (what OpenAI's own
+  SDK asks for) is smaller on the wire and decodes to the very float32 values the model made.
+- Mistral, DeepInfra and compatible servers are always asked for floats (`encoding_format`
+  left off, float being every one's default), since base64 is not taken alike everywhere: the
+  relay encodes the floats back to base64 for a client that asked for it.
+- Mistral takes text alone (`input` a string or a list of strings: token arrays cannot be
+  carried there), names the dimensions `output_dimension`, and is sent no `user`.
+
+Reference: https://platform.openai.com/docs/api-reference/embeddings,
+https://docs.mistral.ai/api/endpoint/embeddings"""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import math
+import struct
 from typing import ClassVar, cast
 
 import orjson
@@ -14,6 +35,8 @@ from gateway.providers.contract import (
     ChatCompletion,
     ChatCompletionChunk,
     ChatRequest,
+    EmbeddingRequest,
+    Embeddings,
     Event,
     Failure,
     Json,
@@ -23,9 +46,12 @@ from gateway.providers.contract import (
     Target,
     UpstreamRequest,
     Usage,
+    embedding_texts,
     fields,
     openai_error,
     openai_failure,
+    token_count,
+    vector,
 )
 from gateway.providers.reasoning import (
     ALIASES,
@@ -53,6 +79,10 @@ class OpenAIAdapter(Adapter):
     seed_field: ClassVar[str] = "seed"
     takes_stream_options: ClassVar[bool] = True
     reasoning_input_field: ClassVar[str | None] = None
+    embeds: ClassVar[bool] = True
+    takes_base64: ClassVar[bool] = True
+    """Whether the provider is sent the client's `encoding_format` (else it is asked for
+    floats, its default)."""
 
     def prepare(self, body: ChatRequest, target: Target) -> UpstreamRequest:
         return UpstreamRequest(
@@ -128,6 +158,23 @@ class OpenAIAdapter(Adapter):
         image = MINI_IMAGE_TOKENS if target.model_id.endswith("gpt-4o-mini") else IMAGE_TOKENS
         return {"image": image, "file": PAGES * (PAGE_TEXT_TOKENS + image)}.get(kind)
 
+    def prepare_embeddings(self, request: EmbeddingRequest, target: Target) -> UpstreamRequest:
+        return UpstreamRequest(
+            url=f"{target.base_url}/embeddings",
+            headers=self.auth_headers(target.secret),
+            body=orjson.dumps(self.embeddings_body(request, target)),
+        )
+
+    def embeddings_body(self, request: EmbeddingRequest, target: Target) -> Json:
+        out = dict(request)
+        out["model"] = target.upstream_id
+        if not self.takes_base64:
+            out.pop("encoding_format", None)
+        return out
+
+    def embeddings(self, data: bytes) -> Embeddings:
+        return openai_embeddings(data)
+
 
 class OpenAIOnMomorKey(OpenAIAdapter):
     """OpenAI keeps nothing on Momor's key: `store` goes as false whatever was sent."""
@@ -150,7 +197,8 @@ class AzureAdapter(OpenAIAdapter):
 
 class MistralAdapter(OpenAIAdapter):
     """Mistral reads max_tokens and random_seed, and takes no stream_options (it always sends
-    usage on its last chunk)."""
+    usage on its last chunk). Its embeddings take text alone, their dimensions as
+    `output_dimension`."""
 
     api = "mistral"
     max_tokens_field = "max_tokens"
@@ -158,10 +206,18 @@ class MistralAdapter(OpenAIAdapter):
     takes_stream_options = False
     part_tokens = Adapter.part_tokens  # no documented figure of OpenAI's
 
+    def embeddings_body(self, request: EmbeddingRequest, target: Target) -> Json:
+        out: Json = {"model": target.upstream_id, "input": request.get("input")}
+        embedding_texts(request)  # token arrays (or no input) cannot be carried
+        if request.get("dimensions") is not None:
+            out["output_dimension"] = request["dimensions"]
+        return out
+
 
 class DeepInfraAdapter(OpenAIAdapter):
     api = "deepinfra"
     max_tokens_field = "max_tokens"
+    takes_base64 = False
     reasoning_input_field = "reasoning_content"
     part_tokens = Adapter.part_tokens
 
@@ -171,6 +227,7 @@ class CompatibleAdapter(OpenAIAdapter):
 
     api = "openai_compatible"
     max_tokens_field = "max_tokens"
+    takes_base64 = False
     reasoning_input_field = "reasoning_content"
     part_tokens = Adapter.part_tokens
 
@@ -215,3 +272,46 @@ def _stream_error(error: object) -> Failure:
         message = str(error.get("message") or "The provider reported an error mid-stream.")
         return Failure(None, message, openai_error(error, message))
     return Failure(None, "The provider reported an error mid-stream.")
+
+
+def openai_embeddings(data: bytes) -> Embeddings:
+    """OpenAI's embeddings answer: `data[]` put back in `index` order (an item without one
+    stands where it is), every index from 0 up once; `usage.prompt_tokens` where it was sent."""
+    body = orjson.loads(data)
+    items = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(items, list) or not items:
+        raise ValueError("the provider's answer is not a list of embeddings")
+    vectors: list[list[float] | None] = [None] * len(items)
+    for position, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise ValueError("an item of the answer is not an embedding object")
+        index = item.get("index", position)
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise ValueError("an embedding's index is not a whole number")
+        if not 0 <= index < len(items) or vectors[index] is not None:
+            raise ValueError(f"the answer's indices are not 0 to {len(items) - 1}, once each")
+        vectors[index] = _embedding(item.get("embedding"))
+    usage = body.get("usage")
+    prompt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+    return Embeddings(
+        vectors=[v for v in vectors if v is not None],
+        prompt_tokens=None if prompt is None else token_count(prompt),
+    )
+
+
+def _embedding(value: object) -> list[float]:
+    return base64_vector(value) if isinstance(value, str) else vector(value)
+
+
+def base64_vector(text: str) -> list[float]:
+    """An embedding OpenAI sent as `base64`: little-endian float32 values, one after another."""
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except binascii.Error:
+        raise ValueError("an embedding is not base64") from None
+    if not raw or len(raw) % 4:
+        raise ValueError("a base64 embedding is not a whole number of float32 values")
+    values = list(struct.unpack(f"<{len(raw) // 4}f", raw))
+    if not all(math.isfinite(number) for number in values):
+        raise ValueError("a base64 embedding holds a value that is not finite")
+    return values

@@ -1,6 +1,7 @@
 """The Gemini API (generativelanguage.googleapis.com): Chat Completions translated into
 `generateContent` and `streamGenerateContent`, the key in `x-goog-api-key`. Vertex AI
-(`gateway.providers.vertex`) speaks the same translation on its own URL and auth.
+(`gateway.providers.vertex`) speaks the same translation on its own URL and auth. Embeddings
+go as `batchEmbedContents` (`gateway.providers.gemini.embeddings`).
 
 Reference: https://ai.google.dev/api/generate-content"""
 
@@ -14,6 +15,8 @@ from gateway.providers.contract import (
     CHAT_COMPLETIONS_INPUTS,
     Adapter,
     ChatRequest,
+    EmbeddingRequest,
+    Embeddings,
     Failure,
     Reply,
     StreamTranslator,
@@ -22,6 +25,7 @@ from gateway.providers.contract import (
     positive_int,
     segments,
 )
+from gateway.providers.gemini.embeddings import batch_body, batch_embeddings
 from gateway.providers.gemini.request import request_body, sent_ceiling
 from gateway.providers.gemini.response import failure_of, reply_of
 from gateway.providers.gemini.stream import GeminiStream
@@ -42,14 +46,28 @@ class GeminiAdapter(Adapter):
     api: ClassVar[str] = "gemini"
     # Images, audio and files as inline bytes, an image also by address.
     input_kinds: ClassVar[frozenset[str]] = CHAT_COMPLETIONS_INPUTS
+    embeds: ClassVar[bool] = True
 
     def prepare(self, body: ChatRequest, target: Target) -> UpstreamRequest:
         out = request_body(body, target)
         return UpstreamRequest(
             url=f"{target.base_url}/models/{segments(target.upstream_id)}{method(target.stream)}",
-            headers={"x-goog-api-key": target.secret, "content-type": "application/json"},
+            headers=self.headers(target),
             body=orjson.dumps(out),
         )
+
+    def headers(self, target: Target) -> dict[str, str]:
+        return {"x-goog-api-key": target.secret, "content-type": "application/json"}
+
+    def prepare_embeddings(self, request: EmbeddingRequest, target: Target) -> UpstreamRequest:
+        return UpstreamRequest(
+            url=f"{target.base_url}/models/{segments(target.upstream_id)}:batchEmbedContents",
+            headers=self.headers(target),
+            body=orjson.dumps(batch_body(request, target.upstream_id)),
+        )
+
+    def embeddings(self, data: bytes) -> Embeddings:
+        return batch_embeddings(data)
 
     def reply(self, data: bytes) -> Reply:
         return reply_of(data)

@@ -93,6 +93,7 @@ def test_every_adapter_translates_without_django() -> None:
 ADAPTER_TESTS = [
     "test_anthropic_translation",
     "test_gemini_translation",
+    "test_embeddings_translation",
     "test_translation_fuzz",
     "test_reasoning",
     "test_contract",
