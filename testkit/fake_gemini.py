@@ -8,6 +8,14 @@ official SDK's types (`google.genai.types`, camelCase aliases, unknown fields fo
 the turn rules the API checks. With `generationConfig.candidateCount` = n the fake answers n
 candidates, candidate i > 0 saying the scripted text followed by ` (candidate i)`.
 
+Embeddings: `models/{m}:batchEmbedContents` on the Gemini API's path (each request's model
+`models/{m}`, at most 100 requests, answered `{"embeddings": [{"values": [...]}]}` in order and
+with no token count unless the script's `usage` gives a `usageMetadata`), and Vertex's
+`.../publishers/google/models/{m}:predict` (`instances[].content`, at most 250 and one for
+gemini-embedding-001, `parameters.outputDimensionality`, answered with `predictions[]` carrying
+`statistics.token_count`, left off under `no_usage`). The vectors and counts are
+`fake_embeddings`'; scripting works as for generateContent.
+
 Token endpoint controls: `POST /_fake/tokens {"expires_in": s}` sets the lifetime of the tokens
 it issues and zeroes its count of exchanges (also `"fail": {"status": n, "body": "..."}` to
 refuse every exchange with that answer, `"redirect": URL` to answer 302 to it); `GET
@@ -28,11 +36,13 @@ import pydantic
 from aiohttp import web
 from google.genai import types
 
+from testkit.fake_embeddings import DEFAULT_DIMENSIONS, embedding_vector, input_tokens
 from testkit.fake_upstream import (
     UPSTREAM,
     Behaviour,
     Failure,
     Json,
+    Record,
     SseEvents,
     ToolCall,
     failure_response,
@@ -143,6 +153,8 @@ async def generate(request: web.Request) -> web.StreamResponse:
     raw = await request.read()
     body = _loads(raw)
     record = upstream.record(request, body, model)
+    if verb in EMBEDDING_VERBS:
+        return await _embed(request, record, model, verb, body)
     refusal = _refusal(request, verb, body, model)
     if refusal is not None or not isinstance(body, dict):
         return await upstream.refuse(request, record, refusal or _error(400, "Bad body."))
@@ -459,3 +471,149 @@ def _texts(contents: object) -> list[str]:
 
 def _sse(data: object) -> bytes:
     return b"data: " + orjson.dumps(data) + b"\r\n\r\n"
+
+
+# Embeddings: the Gemini API's batchEmbedContents, Vertex's predict
+
+EMBEDDING_VERBS = frozenset({"batchEmbedContents", "predict"})
+MAX_BATCH = 100
+MAX_INSTANCES = 250
+ONE_INSTANCE = ("gemini-embedding-001",)
+EMBED_FIELDS = frozenset({"model", "content", "taskType", "title", "outputDimensionality"})
+INSTANCE_FIELDS = frozenset({"content", "task_type", "title"})
+PARAMETERS = frozenset({"outputDimensionality", "autoTruncate"})
+
+
+async def _embed(
+    request: web.Request, record: Record, model: str, verb: str, body: object
+) -> web.StreamResponse:
+    upstream = request.app[UPSTREAM]
+    vertex = "/publishers/google/" in request.path
+    if verb != ("predict" if vertex else "batchEmbedContents"):
+        return await upstream.refuse(request, record, _error(404, f"Method not found: {verb}"))
+    refusal = _auth(request)
+    answer = _embedding_answer(body, model, vertex=vertex) if refusal is None else refusal
+    if isinstance(answer, web.Response):
+        return await upstream.refuse(request, record, answer)
+    return await upstream.serve(request, model, record, answer)
+
+
+def _embedding_answer(body: object, model: str, *, vertex: bool) -> EmbedAnswer | web.Response:
+    """The answer to a valid call, else Google's 400 for it."""
+    read = _instances(body, model) if vertex else _batch(body, model)
+    if isinstance(read, str):
+        return _error(400, read)
+    return EmbedAnswer([(text, size or DEFAULT_DIMENSIONS) for text, size in read], vertex=vertex)
+
+
+def _batch(body: object, model: str) -> list[tuple[str, int | None]] | str:
+    """Each request's text and dimensions, else why the API refuses the batch."""
+    if not isinstance(body, dict):
+        return "Invalid JSON payload received. Expected an object."
+    unknown = sorted(set(body) - {"requests"})
+    if unknown:
+        return f'Invalid JSON payload received. Unknown name "{unknown[0]}": Cannot find field.'
+    requests = body.get("requests")
+    if not isinstance(requests, list) or not requests:
+        return "* BatchEmbedContentsRequest.requests: contents is not specified"
+    if len(requests) > MAX_BATCH:
+        return "* BatchEmbedContentsRequest.requests: at most 100 requests can be in one batch"
+    read = []
+    for index, item in enumerate(requests):
+        where = f"BatchEmbedContentsRequest.requests[{index}]"
+        problem = _embed_request_problem(item, model, where)
+        if problem is not None:
+            return problem
+        read.append((" ".join(_texts([item["content"]])), item.get("outputDimensionality")))
+    return read
+
+
+def _embed_request_problem(item: object, model: str, where: str) -> str | None:
+    if not isinstance(item, dict):
+        return f"Invalid JSON payload received. Invalid value at '{where}': expected an object."
+    unknown = sorted(set(item) - EMBED_FIELDS)
+    if unknown:
+        return f"Invalid JSON payload received. Unknown name \"{unknown[0]}\" at '{where}'."
+    if item.get("model") != f"models/{model}":
+        return (
+            f"* {where}.model: Model in the request ({item.get('model')}) must match the "
+            f"model of the batch (models/{model})."
+        )
+    if "content" not in item:
+        return f"* {where}.content: content is not specified"
+    problem = _sdk_check(f"{where}.content", types.Content, item["content"])
+    if problem is None and not _texts([item["content"]]):
+        problem = f"* {where}.content: the content holds no text"
+    return problem or _dimensions_problem(item.get("outputDimensionality"), where)
+
+
+def _dimensions_problem(value: object, where: str) -> str | None:
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value > 0):
+        return None
+    return f"* {where}.outputDimensionality: must be a positive integer"
+
+
+def _instances(body: object, model: str) -> list[tuple[str, int | None]] | str:
+    """Each instance's text and the call's dimensions, else why Vertex refuses the call."""
+    if not isinstance(body, dict):
+        return "Invalid JSON payload received. Expected an object."
+    instances = body.get("instances")
+    if not isinstance(instances, list) or not instances:
+        return "Invalid JSON payload received. instances is not specified"
+    most = 1 if model.startswith(ONE_INSTANCE) else MAX_INSTANCES
+    if len(instances) > most:
+        return f"Unable to submit request because {model} takes at most {most} instances."
+    texts = []
+    for index, instance in enumerate(instances):
+        if (
+            not isinstance(instance, dict)
+            or set(instance) - INSTANCE_FIELDS
+            or not isinstance(instance.get("content"), str)
+        ):
+            return f"Invalid instance at index {index}: it takes a content string."
+        texts.append(instance["content"])
+    parameters = body.get("parameters", {})
+    if not isinstance(parameters, dict) or set(parameters) - PARAMETERS:
+        return "Invalid parameters: outputDimensionality and autoTruncate are taken."
+    dimensions = parameters.get("outputDimensionality")
+    problem = _dimensions_problem(dimensions, "parameters")
+    return problem or [(text, dimensions) for text in texts]
+
+
+class EmbedAnswer:
+    """The answer to one valid batchEmbedContents (Gemini API) or predict (Vertex) call."""
+
+    stream = False
+
+    def __init__(self, items: list[tuple[str, int]], *, vertex: bool) -> None:
+        self.items = items
+        self.vertex = vertex
+
+    def plain(self, behaviour: Behaviour) -> web.Response:
+        if behaviour.response is not None:
+            return json_response(behaviour.response)
+        body = self._predictions(behaviour) if self.vertex else self._embeddings(behaviour)
+        return json_response({**body, **behaviour.extra})
+
+    def _embeddings(self, behaviour: Behaviour) -> Json:
+        out: Json = {"embeddings": [{"values": embedding_vector(*item)} for item in self.items]}
+        if behaviour.usage and not behaviour.no_usage:
+            out["usageMetadata"] = behaviour.usage
+        return out
+
+    def _predictions(self, behaviour: Behaviour) -> Json:
+        predictions = []
+        for text, size in self.items:
+            embedding: Json = {"values": embedding_vector(text, size)}
+            if not behaviour.no_usage:
+                embedding["statistics"] = {"truncated": False, "token_count": input_tokens(text)}
+            predictions.append({"embeddings": embedding})
+        characters = sum(len(text) for text, _ in self.items)
+        return {"predictions": predictions, "metadata": {"billableCharacterCount": characters}}
+
+    def events(self, behaviour: Behaviour) -> SseEvents:
+        return SseEvents(head=[], body=[], tail=[], error=b"")  # embeddings never stream
+
+    def failure(self, fail: Failure) -> web.Response:
+        message = f"The fake upstream was scripted to fail with status {fail.status}."
+        return failure_response(fail, google_error(fail.status, message))

@@ -121,6 +121,15 @@ def _kind(value: object) -> str:
     return kinds.get(type(value), "null" if value is None else "a number")
 
 
+def failure_body(fail: Failure) -> Json:
+    """OpenAI's error object for a scripted failure of this status."""
+    kind, code = _ERROR_KINDS.get(
+        fail.status, ("server_error" if fail.status >= 500 else "invalid_request_error", None)
+    )
+    message = f"The fake upstream was scripted to fail with status {fail.status}."
+    return error_object(message, kind, None, code)
+
+
 def prompt_tokens(messages: list[Any]) -> int:
     """A rough count: the words of every text in the messages, at least 1."""
     return max(1, sum(len(text.split()) for text in _texts(messages)))
@@ -222,11 +231,7 @@ class ChatAnswer:
         )
 
     def failure(self, fail: Failure) -> web.Response:
-        kind, code = _ERROR_KINDS.get(
-            fail.status, ("server_error" if fail.status >= 500 else "invalid_request_error", None)
-        )
-        message = f"The fake upstream was scripted to fail with status {fail.status}."
-        return failure_response(fail, error_object(message, kind, None, code))
+        return failure_response(fail, failure_body(fail))
 
     def _envelope(self, choices: list[Json]) -> Json:
         return {

@@ -529,9 +529,14 @@ def _loads(raw: bytes) -> object:
 
 def protocols() -> list[Register]:
     """Every protocol the fake speaks: a new protocol module adds its import and its entry."""
-    from testkit import fake_anthropic, fake_gemini, fake_openai
+    from testkit import fake_anthropic, fake_embeddings, fake_gemini, fake_openai
 
-    return [fake_openai.register, fake_gemini.register, fake_anthropic.register]
+    return [
+        fake_openai.register,
+        fake_embeddings.register,
+        fake_gemini.register,
+        fake_anthropic.register,
+    ]
 
 
 def create_app(
