@@ -26,6 +26,18 @@ class GenerationStatus(models.TextChoices):
     CANCELLED = "cancelled", "Cancelled by the client"
 
 
+class GenerationApi(models.TextChoices):
+    """The API a call came in on (`billing.calls.records.Api`)."""
+
+    CHAT = "chat", "Chat Completions"
+    MESSAGES = "messages", "Messages"
+    RESPONSES = "responses", "Responses"
+    EMBEDDINGS = "embeddings", "Embeddings"
+
+
+API_CHARS = 12
+
+
 @dataclass(frozen=True)
 class GenerationTotals:
     calls: int
@@ -52,6 +64,7 @@ class GenerationQuerySet(models.QuerySet["Generation"]):
         status: str = "",
         session: str = "",
         app: str = "",
+        api: str = "",
         since: date | None = None,
         until: date | None = None,
     ) -> GenerationQuerySet:
@@ -66,6 +79,7 @@ class GenerationQuerySet(models.QuerySet["Generation"]):
             "status": status,
             "session_id": session,
             "app": app,
+            "api": api,
         }
         rows = self.filter(**{name: value for name, value in exact.items() if value})
         if since is not None:
@@ -90,7 +104,8 @@ class GenerationQuerySet(models.QuerySet["Generation"]):
 
 
 class Generation(models.Model):
-    """One call to the completions endpoint, whoever served it (or nobody)."""
+    """One call to Momor's API (`api`: Chat Completions, Messages, Responses or embeddings),
+    whoever served it (or nobody)."""
 
     request_id = models.CharField(max_length=64)
     organization = models.ForeignKey(
@@ -106,6 +121,14 @@ class Generation(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     selectors = models.JSONField(default=list)
+    api = models.CharField(
+        "API",
+        max_length=API_CHARS,
+        choices=GenerationApi.choices,
+        default=GenerationApi.CHAT,
+        db_default=GenerationApi.CHAT,
+        help_text="The API called: Chat Completions, Messages, Responses or embeddings.",
+    )
     # Read within an organization (its index), and from the daily rollups for the menus.
     model = models.CharField(max_length=200, blank=True)
     provider = models.CharField(max_length=120, blank=True)
@@ -177,6 +200,11 @@ class Generation(models.Model):
                 fields=["status", "-created_at"],
                 name="generation_unserved",
                 condition=~models.Q(status="success"),
+            ),
+            models.Index(
+                fields=["api", "-created_at"],
+                name="generation_api",
+                condition=~models.Q(api="chat"),
             ),
         ]
         constraints = [
@@ -345,7 +373,8 @@ class DeadLetter(models.Model):
 
 class DailyRollup(models.Model):
     """The sums of an organization's generations of one day (in Momor's time zone), per model,
-    provider, API key and calling app: what the overview, usage, billing and key spend read.
+    provider, API key, calling app and API called: what the overview, usage, billing and key
+    spend read.
     Kept by the recording in the generation's own transaction (`billing.usage.rollups`)."""
 
     organization = models.ForeignKey(
@@ -360,6 +389,12 @@ class DailyRollup(models.Model):
     app = models.CharField(max_length=200, blank=True, default="")
     requested = models.CharField(max_length=200, blank=True, default="")
     """What a call no model served asked for (its first selector); empty for served calls."""
+    api = models.CharField(
+        max_length=API_CHARS,
+        choices=GenerationApi.choices,
+        default=GenerationApi.CHAT,
+        db_default=GenerationApi.CHAT,
+    )
     calls = models.BigIntegerField(default=0)
     prompt_tokens = models.BigIntegerField(default=0)
     completion_tokens = models.BigIntegerField(default=0)
@@ -378,6 +413,7 @@ class DailyRollup(models.Model):
                     "api_key_id",
                     "app",
                     "requested",
+                    "api",
                 ],
                 name="one_daily_rollup_per_slot",
             )

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal, get_args
 
 import orjson
 
 from billing.admission import RateState, Ticket
 from billing.calls.encodable import encodable
+
+Api = Literal["chat", "messages", "responses", "embeddings"]
+"""The API a call came in on: Chat Completions, Anthropic Messages, OpenAI Responses or
+embeddings."""
+APIS: tuple[Api, ...] = get_args(Api)
 
 
 @dataclass(slots=True)
@@ -75,6 +80,8 @@ class CallRecord:
     routing: dict[str, Any] = field(default_factory=dict)
     """The provider filters and order the call set, and why each offering left out was."""
     trace_id: str = ""
+    api: Api = "chat"
+    """The API called; a record written before it was kept was a Chat Completions call."""
 
 
 def record_payload(record: CallRecord) -> bytes:
@@ -96,13 +103,16 @@ def record_from_payload(data: dict[str, Any]) -> CallRecord:
 
 
 def _checked(record: CallRecord) -> CallRecord:
-    """The record, if what storing keys on has its type: a payload whose ids are of another
-    kind (a list for an organization id, say) would fail its whole batch, not just itself."""
+    """The record, if what storing keys on has its type: a payload whose ids (or API) are of
+    another kind (a list for an organization id, say) would fail its whole batch, not just
+    itself."""
     text, org = isinstance(record.request_id, str), type(record.organization_id) is int
     if not (text and org and _id(record.api_key_id) and _id(record.user_id)):
         raise TypeError(
             "a record's request id is text and its organization, key and user ids integers"
         )
+    if not isinstance(record.api, str):
+        raise TypeError("a record's API is text")
     return record
 
 

@@ -8,8 +8,11 @@ from typing import Any
 
 import django.db.models.deletion
 from django.db import migrations, models
-from django.db.models import Count, Sum, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Case, CharField, Count, Sum, Value, When
+from django.db.models.fields.json import KT
+from django.db.models.functions import Coalesce, Substr, TruncDate
+
+APP_CHARS = 200
 
 
 def _attempt_moments(apps: Any, schema_editor: Any) -> None:
@@ -27,13 +30,27 @@ def _partition(apps: Any, schema_editor: Any) -> None:
             table_partition(schema_editor, table)
 
 
-def _daily_rollups(apps: Any, schema_editor: Any) -> None:
-    from billing.usage.rollups import slotted
+def _slotted(generations: Any) -> Any:
+    """The generations' daily-usage slots as this migration made them (billing.usage.rollups
+    has since grown the slot by the API called, a column these generations do not have yet)."""
+    first = Coalesce(KT("selectors__0"), Value(""))
+    return generations.annotate(
+        day=TruncDate("created_at"),
+        key=Coalesce("api_key_id", 0),
+        app_=Substr("app", 1, APP_CHARS),
+        requested=Case(
+            When(model="", then=Substr(first, 1, APP_CHARS)),
+            default=Value(""),
+            output_field=CharField(),
+        ),
+    ).values("organization_id", "day", "model", "provider", "key", "app_", "requested")
 
+
+def _daily_rollups(apps: Any, schema_editor: Any) -> None:
     Generation = apps.get_model("billing", "Generation")
     DailyRollup = apps.get_model("billing", "DailyRollup")
     grouped = (
-        slotted(Generation.objects.order_by())
+        _slotted(Generation.objects.order_by())
         .annotate(
             n=Count("pk"),
             prompt=Sum("prompt_tokens"),

@@ -12,7 +12,7 @@ from accounts.models import ApiKey
 from billing.calls.cost import ZERO, call_cost, from_units, to_units
 from billing.calls.records import AttemptRecord, CallRecord
 from billing.ledger.posting import charge_key, ledger_post
-from billing.models import Attempt, EntryKind, Generation, LedgerEntry
+from billing.models import API_CHARS, Attempt, EntryKind, Generation, LedgerEntry
 from billing.retention.dropped import dropped_among
 from billing.usage.rollups import rollup_add
 
@@ -150,6 +150,7 @@ def _generation_fields(record: CallRecord, charge: CallCharge) -> dict[str, obje
         "api_key_id": record.api_key_id,
         "user_id": record.user_id,
         "selectors": record.selectors,
+        "api": record.api[:API_CHARS],
         "model": record.model,
         "provider": record.provider,
         "streamed": record.streamed,

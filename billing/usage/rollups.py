@@ -1,8 +1,8 @@
-"""Daily usage: the sums of generations per organization, day, model, provider, API key and
-calling app. The recording adds each new generation in its own transaction (a record
-delivered twice is stored once, so it is counted once), those of a batch summed per slot;
-`rollups_rebuild` recomputes days from the generations (the backfill), those the retention
-has not reached."""
+"""Daily usage: the sums of generations per organization, day, model, provider, API key,
+calling app and API called. The recording adds each new generation in its own transaction (a
+record delivered twice is stored once, so it is counted once), those of a batch summed per
+slot; `rollups_rebuild` recomputes days from the generations (the backfill), those the
+retention has not reached."""
 
 from __future__ import annotations
 
@@ -20,19 +20,19 @@ from django.utils import timezone
 from billing.models import DailyRollup, Generation
 from billing.retention.dropped import rebuildable_from
 
-SLOT = ("organization_id", "day", "model", "provider", "api_key_id", "app", "requested")
+SLOT = ("organization_id", "day", "model", "provider", "api_key_id", "app", "requested", "api")
 APP_CHARS = 200
 SUMS = ("calls", "prompt_tokens", "completion_tokens", "cost")
 PARAMS = 65_535  # the most one PostgreSQL statement takes
 
 _UPSERT = (
-    f"INSERT INTO billing_dailyrollup ({', '.join(SLOT + SUMS)}) VALUES "  # noqa: S608
+    f"INSERT INTO billing_dailyrollup ({', '.join(SLOT + SUMS)}) VALUES "  # noqa: S608 - column names from SLOT and SUMS, values bound
     "{rows} "
     f"ON CONFLICT ({', '.join(SLOT)}) DO UPDATE SET "
     + ", ".join(f"{name} = billing_dailyrollup.{name} + excluded.{name}" for name in SUMS)
 )
 _ROW = f"({', '.join(['%s'] * len(SLOT + SUMS))})"
-Slot = tuple[int, date, str, str, int, str, str]
+Slot = tuple[int, date, str, str, int, str, str, str]
 
 
 def rollup_add(generation: Generation) -> None:
@@ -69,12 +69,13 @@ def _slot(generation: Generation) -> Slot:
         generation.api_key_id or 0,
         generation.app[:APP_CHARS],
         "" if generation.model else (generation.selectors or [""])[0][:APP_CHARS],
+        generation.api,
     )
 
 
 def slotted(generations: QuerySet[Any]) -> QuerySet[Any]:
     """The generations' daily-usage slots, computed in SQL (for the backfill): `day`, `key`,
-    `app_` and `requested` beside the organization, model and provider."""
+    `app_` and `requested` beside the organization, model, provider and API."""
     first = Coalesce(KT("selectors__0"), Value(""))
     slots: QuerySet[Any] = generations.annotate(
         day=TruncDate("created_at"),
@@ -85,7 +86,7 @@ def slotted(generations: QuerySet[Any]) -> QuerySet[Any]:
             default=Value(""),
             output_field=CharField(),
         ),
-    ).values("organization_id", "day", "model", "provider", "key", "app_", "requested")
+    ).values("organization_id", "day", "model", "provider", "key", "app_", "requested", "api")
     return slots
 
 
@@ -129,6 +130,7 @@ def _rollup(row: Mapping[str, Any]) -> DailyRollup:
         api_key_id=row["key"],
         app=row["app_"],
         requested=row["requested"],
+        api=row["api"],
         calls=row["calls"],
         prompt_tokens=row["prompt"],
         completion_tokens=row["completion"],

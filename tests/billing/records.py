@@ -26,3 +26,20 @@ def a_record(org_id: int, *, attempt_error: str = "", **fields: Any) -> CallReco
         "provider": "openai", "finish_reason": "stop", "tokens": tokens, "attempts": [attempt],
     }  # fmt: skip
     return CallRecord(**{**values, **fields})
+
+
+def an_embeddings_record(org_id: int, **fields: Any) -> CallRecord:
+    """A served embeddings call on openai/text-embedding-3-small, as the embeddings route
+    hands it off: 1,000 prompt tokens ($0.00125), 40 ms upstream, 45 ms in all."""
+    tokens = TokenCounts(prompt=1000)
+    attempt = AttemptRecord(
+        position=0, model="openai/text-embedding-3-small", provider="openai", region="",
+        upstream_id="text-embedding-3-small", key_source="momor", prices=PRICES,
+        http_status=200, tokens=tokens, latency_ms=40,
+    )  # fmt: skip
+    values: dict[str, Any] = {
+        "api": "embeddings", "model": "openai/text-embedding-3-small",
+        "selectors": ["openai/text-embedding-3-small"], "tokens": tokens,
+        "attempts": [attempt], "latency_ms": 45, "finish_reason": "",
+    }  # fmt: skip
+    return a_record(org_id, **{**values, **fields})

@@ -15,11 +15,12 @@ from typing import Any
 import orjson
 import pytest
 
-from billing.models import DeadLetter, Generation
+from billing.calls.records import record_payload
+from billing.models import DailyRollup, DeadLetter, Generation
 from billing.recording.hand_off import drain
 from billing.recording.journal import Journal
 from billing.recording.replay import REPLAYER
-from tests.billing.records import a_record
+from tests.billing.records import a_record, an_embeddings_record
 from tests.conftest import make_org
 from tests.processes import ROOT
 
@@ -81,6 +82,34 @@ def test_a_line_torn_by_a_crash_is_parked_and_the_others_are_stored(
     letter = DeadLetter.objects.get()
     assert letter.payload == good[0][:40].decode()
     assert letter.request_id == "" and letter.charge_posted is False
+
+
+def test_a_record_journaled_before_the_api_was_kept_is_replayed_as_chat(
+    tmp_path: Path, settings: Any
+) -> None:
+    """A journal a process left before the API was kept, applied by this one beside a record
+    of another API: each stored, and counted in the daily usage, under its own."""
+    org = make_org("older")
+    older = orjson.loads(record_line(org.pk))
+    del older["api"]
+    embedded = an_embeddings_record(org.pk)
+    lines = [orjson.dumps(older), record_payload(embedded)]
+    (tmp_path / "12345-1.journal").write_bytes(b"\n".join(lines) + b"\n")
+    settings.MOMOR_JOURNAL_DIR = tmp_path
+
+    assert REPLAYER.replay() is True
+    assert drain()
+
+    stored = Generation.objects.filter(request_id__in=[older["request_id"], embedded.request_id])
+    assert dict(stored.values_list("request_id", "api")) == {
+        older["request_id"]: "chat",
+        embedded.request_id: "embeddings",
+    }
+    usage = DailyRollup.objects.filter(organization=org).order_by("api")
+    assert list(usage.values_list("api", "model", "calls")) == [
+        ("chat", "openai/gpt-5", 1),
+        ("embeddings", "openai/text-embedding-3-small", 1),
+    ]
 
 
 def test_records_appended_together_all_land_in_the_segment(tmp_path: Path) -> None:

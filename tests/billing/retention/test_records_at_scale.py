@@ -145,6 +145,22 @@ def test_the_backfill_rebuilds_what_the_recording_kept(acme_funded: Organization
     assert rollups(acme_funded) == kept
 
 
+def test_the_backfill_rebuilds_the_usage_of_each_api_apart(acme_funded: Organization) -> None:
+    """A chat call and an embeddings call on one model, day and key: two rows of daily usage,
+    before the backfill and after."""
+    stored(a_record(acme_funded.pk), a_record(acme_funded.pk, api="embeddings"))
+    kept = sorted(DailyRollup.objects.values_list("api", "model", "calls", "cost"))
+    assert kept == [
+        ("chat", "openai/gpt-5", 1, CALL_COST),
+        ("embeddings", "openai/gpt-5", 1, CALL_COST),
+    ]
+    DailyRollup.objects.all().delete()
+
+    call_command("backfill_rollups", "--org", "acme")
+
+    assert sorted(DailyRollup.objects.values_list("api", "model", "calls", "cost")) == kept
+
+
 def test_the_backfill_refuses_an_unknown_organization(db: None) -> None:
     with pytest.raises(CommandError, match="no organization 'nobody'"):
         call_command("backfill_rollups", "--org", "nobody")
