@@ -112,6 +112,7 @@ class GenerationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin[Generation]):
     list_display = [
         "request",
         "organization",
+        "api",
         "model",
         "provider",
         "status",
@@ -121,10 +122,11 @@ class GenerationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin[Generation]):
         "charge_capped",
         "created_at",
     ]
-    # Each filter and search reads an index (billing migration 0006); none lists or counts
+    # Each filter and search reads an index (billing migrations 0006, 0011); none lists or counts
     # the whole table: see EstimatedCountPaginator, ProviderFilter and get_search_results.
     list_filter = [
         "status",
+        "api",  # its menu is its choices; generation_api (billing migration 0011) finds the rows
         ProviderFilter,
         "streamed",
         "organization",

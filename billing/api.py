@@ -25,7 +25,7 @@ from accounts.field_bounds import as_utc, day_in_range, day_range_text, has_nul
 from accounts.models import Role
 from billing.admission.operations import open_reservations, unposted
 from billing.calls.cost import from_units, to_units
-from billing.models import Attempt, Generation, LedgerEntry
+from billing.models import Attempt, Generation, GenerationApi, LedgerEntry
 from billing.usage.lookup import generation_data
 from core.formatting import money
 
@@ -144,14 +144,16 @@ class Generations(generics.ListAPIView[Generation]):
 
 
 def _criteria(params: Any) -> dict[str, Any]:
-    """The filters of a query: model, provider, status, session and app as given; `since` and
-    `until` as an ISO 8601 date or date and time (a time without an offset is in Momor's time
-    zone)."""
-    exact = ("model", "provider", "status", "session", "app")
+    """The filters of a query: model, provider, status, session, app and API as given (the API
+    one of Momor's); `since` and `until` as an ISO 8601 date or date and time (a time without
+    an offset is in Momor's time zone)."""
+    exact = ("model", "provider", "status", "session", "app", "api")
     criteria = {name: params[name] for name in exact if params.get(name)}
     for name, value in criteria.items():
         if has_nul(value):
             raise ValidationError({name: "A text without NUL characters."})
+    if criteria.get("api", GenerationApi.CHAT) not in GenerationApi.values:
+        raise ValidationError({"api": f"One of {', '.join(GenerationApi.values)}."})
     for name in ("since", "until"):
         if params.get(name):
             criteria[name] = _moment(name, params[name])

@@ -51,6 +51,8 @@ def generation_summary(generation: Generation, minutes: dict[datetime, str]) -> 
     has met (a moment is shown to the minute)."""
     return {
         "request_id": generation.request_id,
+        "api": generation.api,
+        "api_name": generation.get_api_display(),
         "model": generation.model,
         "requested": generation.requested,
         "provider": generation.provider,

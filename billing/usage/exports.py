@@ -18,11 +18,14 @@ from billing.usage.keyset import batches
 CSV_FIELDS = (
     "request_id", "created_at", "model", "provider", "status", "http_status", "streamed",
     "prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens", "cost",
-    "latency_ms", "first_token_ms", "api_key", "error",
+    "latency_ms", "first_token_ms", "api_key", "error", "api",
 )  # fmt: skip
+"""The export's columns; a new one goes at the end, so a spreadsheet reading the others by
+position keeps reading them."""
 
-
-CSV_COLUMNS = (*CSV_FIELDS[:-2], "error", "api_key")
+_PLAIN = CSV_FIELDS[: CSV_FIELDS.index("api_key")]
+"""The columns written as the generation holds them (the time aside)."""
+CSV_COLUMNS = (*_PLAIN, "error", "api", "api_key")
 """What the export reads of a generation (its key's prefix aside)."""
 
 
@@ -45,9 +48,9 @@ async def generations_csv(rows: QuerySet[Generation]) -> AsyncIterator[str]:
 
 def _csv_values(row: Generation) -> list[object]:
     key = row.api_key.prefix if row.api_key else ""
-    values: list[object] = [getattr(row, name) for name in CSV_FIELDS[:-2]]
+    values: list[object] = [getattr(row, name) for name in _PLAIN]
     values[1] = row.created_at.isoformat()
-    return [_inert(value) for value in [*values, key, row.error]]
+    return [_inert(value) for value in [*values, key, row.error, row.api]]
 
 
 def _inert(value: object) -> object:

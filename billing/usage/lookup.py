@@ -25,6 +25,7 @@ def generation_data(generation: Generation, attempts: list[Attempt]) -> dict[str
     return {
         "id": generation.request_id,
         "created_at": generation.created_at.isoformat(),
+        "api": generation.api,
         "model": generation.model or None,
         "provider": generation.provider or None,
         "selectors": generation.selectors,

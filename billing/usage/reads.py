@@ -1,12 +1,13 @@
 """Reads of an organization's records for the members' UI: the values its generations name, spend
-per key, daily usage split by model, provider or calling app (the charts), all from the daily usage
-(`billing.usage.rollups`, never the generations themselves). Filtering generations is
-`Generation.objects.for_org(...).filtered(...)`; their CSV export is `billing.usage.exports`."""
+per key, daily usage split by model, provider, calling app or API (the charts), all from the
+daily usage (`billing.usage.rollups`, never the generations themselves). Filtering generations
+is `Generation.objects.for_org(...).filtered(...)`; their CSV export is
+`billing.usage.exports`."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
@@ -15,12 +16,13 @@ from typing import Any, Literal
 from django.db.models import DecimalField, F, OuterRef, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 
-from billing.models import DailyRollup, GenerationTotals
+from billing.models import DailyRollup, GenerationApi, GenerationTotals
 
-Split = Literal["model", "provider", "app"]
+Split = Literal["model", "provider", "app", "api"]
 METRICS = ("cost", "tokens", "calls")
 NOT_SERVED = "not served"
 NO_APP = "(none)"
+API_NAMES = dict(GenerationApi.choices)
 
 
 def seen_values(organization_id: int, field_name: str) -> list[str]:
@@ -66,7 +68,8 @@ def _days(organization_id: int, since: date, until: date) -> QuerySet[DailyRollu
 
 @dataclass
 class DailyUsage:
-    """Per day and per series (a model or a provider): cost in USD, tokens and calls."""
+    """Per day and per series (a model, a provider, an app or an API): cost in USD, tokens
+    and calls."""
 
     days: list[date]
     series: list[str]
@@ -94,8 +97,8 @@ class DailyUsage:
 
 
 def daily_usage(organization_id: int, since: date, until: date, split: Split) -> DailyUsage:
-    """Usage per day from `since` to `until` (inclusive), one series per model, provider or
-    app."""
+    """Usage per day from `since` to `until` (inclusive), one series per model, provider, app
+    or API (named as the UI names it: Chat Completions, Messages, Responses, Embeddings)."""
     rows = (
         _days(organization_id, since, until)
         .annotate(name=F(split))
@@ -117,7 +120,7 @@ def _tabulate(rows: Iterable[Any], since: date, until: date, split: Split) -> Da
         m: defaultdict(lambda: [0.0] * len(days)) for m in METRICS
     }
     for row in rows:
-        name = row["name"] or _unnamed(split, row["requested"])
+        name = _named(split, row)
         for metric in METRICS:
             table[metric][name][index[row["day"]]] += float(row[metric] or 0)
     series = sorted(table["calls"], key=lambda name: -sum(table["calls"][name]))
@@ -125,6 +128,13 @@ def _tabulate(rows: Iterable[Any], since: date, until: date, split: Split) -> Da
     usage.values = {m: {name: table[m][name] for name in series} for m in METRICS}
     usage.totals = {m: sum(sum(v) for v in usage.values[m].values()) for m in METRICS}
     return usage
+
+
+def _named(split: Split, row: Mapping[str, Any]) -> str:
+    name = str(row["name"] or "")
+    if split == "api":
+        return API_NAMES.get(name, name)
+    return name or _unnamed(split, row["requested"])
 
 
 def _unnamed(split: Split, requested: str | None) -> str:

@@ -11,7 +11,7 @@ from django import forms
 from django.utils import timezone
 
 from accounts.field_bounds import day_in_range, day_range_text
-from billing.models import GenerationStatus
+from billing.models import GenerationApi, GenerationStatus
 
 
 class DateInput(forms.DateInput):
@@ -23,6 +23,9 @@ class GenerationFilterForm(forms.Form):
     provider = forms.ChoiceField(required=False)
     status = forms.ChoiceField(
         required=False, choices=[("", "Any status"), *GenerationStatus.choices]
+    )
+    api = forms.ChoiceField(
+        required=False, choices=[("", "Any API"), *GenerationApi.choices], label="API"
     )
     session = forms.CharField(
         required=False,
@@ -63,7 +66,12 @@ class UsageForm(forms.Form):
 
     days = forms.TypedChoiceField(choices=PERIODS, coerce=int, required=False, label="Period")
     split = forms.ChoiceField(
-        choices=[("model", "By model"), ("provider", "By provider"), ("app", "By app")],
+        choices=[
+            ("model", "By model"),
+            ("provider", "By provider"),
+            ("app", "By app"),
+            ("api", "By API"),
+        ],
         required=False,
     )
 
@@ -86,3 +94,8 @@ class UsageForm(forms.Form):
 
     def split_by(self) -> str:
         return (self.cleaned_data.get("split") if self.is_valid() else None) or "model"
+
+    def split_name(self) -> str:
+        """The split as the page writes it: `model`, `provider`, `app` or `API`."""
+        split = self.split_by()
+        return "API" if split == "api" else split

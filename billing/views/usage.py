@@ -1,5 +1,5 @@
-"""Usage charts: cost, tokens and calls per day, split by model, provider or calling app, for a
-period."""
+"""Usage charts: cost, tokens and calls per day, split by model, provider, calling app or API
+called, for a period."""
 
 from __future__ import annotations
 
@@ -26,5 +26,6 @@ def usage(request: HttpRequest, membership: Membership) -> HttpResponse:
         "since": since,
         "until": until,
         "split": split,
+        "split_name": form.split_name(),
     }
     return render(request, "billing/usage.html", context)

@@ -42,6 +42,13 @@
     link.title = g.created_at;
     link.textContent = g.when;
     first.append(link);
+    const api = document.createElement("td");
+    api.className = "api";
+    const apiBadge = document.createElement("span");
+    apiBadge.className = "badge api";
+    apiBadge.title = g.api_name || g.api;
+    apiBadge.textContent = g.api;
+    api.append(apiBadge);
     const status = document.createElement("td");
     const badge = document.createElement("span");
     badge.className = `badge ${g.status}`;
@@ -49,6 +56,7 @@
     status.append(badge);
     tr.append(
       first,
+      api,
       modelCell(g),
       cell(g.provider || "—"),
       status,

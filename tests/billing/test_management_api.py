@@ -22,7 +22,9 @@ from billing.admission.base import AdmitRequest
 from billing.api import HoldsUnknown
 from billing.ledger.admission_sync import load_balance
 from billing.models import Generation
+from billing.recording.hand_off import drain, record_call
 from tests.billing.conftest import HI, World
+from tests.billing.records import an_embeddings_record
 from tests.conftest import make_key, make_org, make_user
 from tests.ui_helpers import streamed
 
@@ -440,3 +442,32 @@ def test_an_organization_id_in_the_session_that_is_not_the_users_is_ignored(
 
     assert body(client.get(f"{BASE}/credits/"))["balance"] == "100.000000000"  # globex's
     assert body(client.get(f"{BASE}/generations/"))["results"] == []
+
+
+def test_generations_say_which_api_was_called_and_filter_by_it(
+    world: World, management_for_world: str
+) -> None:
+    """Over HTTP: a Chat Completions call made to the gateway, and a record of another API
+    handed off through the real record path, as the embeddings route hands its calls off."""
+    served = world.post({"model": "openai/gpt-5", "messages": HI})
+    assert served.status_code == 200, served.text
+    chat = served.headers["x-momor-request-id"]
+    embedded = an_embeddings_record(world.org.pk)
+    asyncio.run(record_call(embedded))
+    assert drain()
+
+    def listed(**params: str) -> httpx.Response:
+        return httpx.get(
+            world.url + f"{BASE}/generations/",
+            params=params,
+            headers={"authorization": f"Bearer {management_for_world}"},
+            timeout=10,
+        )
+
+    every = {g["id"]: g["api"] for g in listed().json()["results"]}
+    assert every == {chat: "chat", embedded.request_id: "embeddings"}
+    assert [g["id"] for g in listed(api="embeddings").json()["results"]] == [embedded.request_id]
+    assert [g["id"] for g in listed(api="chat").json()["results"]] == [chat]
+    refused = listed(api="images")
+    assert refused.status_code == 400
+    assert refused.json() == {"api": "One of chat, messages, responses, embeddings."}

@@ -3,6 +3,7 @@ ledger, generations (list, detail, CSV export) and usage."""
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 from datetime import UTC, datetime, timedelta
@@ -12,7 +13,12 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from accounts.models import Organization
+from accounts.models import Organization, Role
+from billing.models import DailyRollup, Generation
+from billing.recording.hand_off import drain, record_call
+from tests.billing.conftest import HI, World
+from tests.billing.records import an_embeddings_record
+from tests.conftest import make_user
 from tests.ui_helpers import make_generation, signed_in, streamed
 
 pytestmark = pytest.mark.django_db
@@ -278,3 +284,61 @@ def test_a_call_that_cost_nothing_says_so(
     generation = make_generation(acme, status=status, cost=cost, tokens=(0, 0))
     page = signed_in(alice).get(f"/generations/{generation.request_id}/").content.decode()
     assert f"<em>{said}</em>" in page
+
+
+def test_generations_filter_by_api_and_show_it(alice: User, acme: Organization) -> None:
+    chat = make_generation(acme)
+    embedded = make_generation(acme, model="openai/text-embedding-3-small", api="embeddings")
+    client = signed_in(alice)
+
+    listed = client.get("/generations/")
+    page = listed.content.decode()
+    assert '<option value="embeddings">Embeddings</option>' in page  # the filter's menu
+    assert "<th>When</th><th>API</th><th>Model</th>" in page
+    assert '<span class="badge api" title="Embeddings">embeddings</span>' in page
+    assert '<span class="badge api" title="Chat Completions">chat</span>' in page
+    by_api = client.get("/generations/", {"api": "embeddings"}).context["page"]
+    assert [g.pk for g in by_api] == [embedded.pk]
+    assert [g.pk for g in client.get("/generations/", {"api": "chat"}).context["page"]] == [chat.pk]
+    assert client.get("/generations/", {"api": "images"}).status_code == 400
+    detail = client.get(f"/generations/{embedded.request_id}/").content.decode()
+    assert "<dt>API</dt><dd>Embeddings <code>embeddings</code></dd>" in detail
+    export = client.get("/generations/export.csv", {"api": "embeddings"})
+    rows = list(csv.DictReader(io.StringIO(streamed(export))))
+    assert [(r["request_id"], r["api"]) for r in rows] == [(embedded.request_id, "embeddings")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_usage_is_split_by_api_from_records_handed_off(world: World) -> None:
+    """A chat call made over HTTP and a record of another API handed off through the real
+    record path (as the embeddings route hands its calls off): stored, counted in the daily
+    usage per API, and shown split by API on the usage page."""
+    served = world.post({"model": "openai/gpt-5", "messages": HI})
+    assert served.status_code == 200, served.text
+    embedded = an_embeddings_record(world.org.pk)
+    asyncio.run(record_call(embedded))
+    assert drain()
+
+    assert Generation.objects.get(request_id=embedded.request_id).api == "embeddings"
+    rollups = DailyRollup.objects.filter(organization=world.org)
+    assert sorted(rollups.values_list("api", "model", "calls")) == [
+        ("chat", "openai/gpt-5", 1),
+        ("embeddings", "openai/text-embedding-3-small", 1),
+    ]
+    client = signed_in(make_user("alice", world.org, Role.OWNER))
+    response = client.get("/usage/", {"days": 7, "split": "api"})
+    page = response.content.decode()
+    assert '<option value="api" selected>By API</option>' in page
+    assert "per day, split by API." in page
+    assert "<th>API</th>" in page
+    charts = response.context["charts"]
+    tokens = {d["label"]: d["data"][-1] for d in charts["tokens"]["datasets"]}
+    cost = {d["label"]: d["data"][-1] for d in charts["cost"]["datasets"]}
+    chat = Generation.objects.get(request_id=served.headers["x-momor-request-id"])
+    assert tokens == {
+        "Chat Completions": float(chat.prompt_tokens + chat.completion_tokens),
+        "Embeddings": 1000.0,
+    }
+    assert cost == {"Chat Completions": float(chat.cost), "Embeddings": 0.00125}
+    by_model = client.get("/usage/", {"days": 7}).context["charts"]["calls"]["datasets"]
+    assert {d["label"] for d in by_model} == {"openai/gpt-5", "openai/text-embedding-3-small"}

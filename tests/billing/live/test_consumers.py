@@ -97,6 +97,24 @@ async def test_the_in_memory_feed_carries_records_written_in_another_thread(
 
 
 @pytest.mark.django_db(transaction=True)
+async def test_the_feed_says_which_api_each_generation_was_called_on(
+    alice: Any, acme: Organization, settings: Any, own_connections: None
+) -> None:
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    listener = await feed(await sync_to_async(session_cookie)(alice))
+    assert (await listener.connect())[0]
+    make = sync_to_async(make_generation)
+    batch = [await make(acme), await make(acme, api="embeddings")]
+    await asyncio.to_thread(publish_generations, batch)
+    got = [(await listener.receive_json_from(timeout=2))["generation"] for _ in batch]
+    assert [(one["api"], one["api_name"]) for one in got] == [
+        ("chat", "Chat Completions"),
+        ("embeddings", "Embeddings"),
+    ]
+    await listener.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
 async def test_a_batch_reaches_each_organization_one_generation_a_frame_in_order(
     alice: Any, mallory: Any, acme: Organization, globex: Organization, own_connections: None
 ) -> None:

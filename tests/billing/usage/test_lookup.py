@@ -3,6 +3,7 @@ attempt and what each cost, for the owning organization's keys and members only.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -12,7 +13,9 @@ from django.conf import settings
 from django.test import Client
 
 from accounts.models import Role
+from billing.recording.hand_off import drain, record_call
 from tests.billing.conftest import HI, World
+from tests.billing.records import a_record
 from tests.conftest import make_key, make_org, make_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -77,6 +80,7 @@ def test_the_record_appears_within_a_second_with_every_attempt_and_its_cost(
     attempts = data.pop("attempts")
     assert data == {
         "id": request_id,
+        "api": "chat",
         "model": "openai/gpt-5",
         "provider": "azure@eu",
         "selectors": ["openai/gpt-5"],
@@ -201,3 +205,16 @@ def test_a_lookup_without_a_key_or_an_id_is_refused(world: World) -> None:
     assert anonymous.status_code == 401
     assert anonymous.json()["error"]["code"] == "invalid_api_key"
     assert without_id.status_code == 400
+
+
+def test_a_call_of_another_api_says_which(world: World) -> None:
+    """A record handed off through the real record path, as the Messages route hands its
+    calls off, reads back with its API."""
+    record = a_record(world.org.pk, api="messages", model="anthropic/claude-sonnet-4")
+    asyncio.run(record_call(record))
+    assert drain()
+
+    found = lookup(world, record.request_id)
+
+    assert found.status_code == 200, found.text
+    assert found.json()["data"]["api"] == "messages"

@@ -3,11 +3,17 @@ failed after routing, refused, streamed and broken, cancelled."""
 
 from __future__ import annotations
 
+import csv
+import io
+
 import httpx
 import pytest
+from django.test import Client
 
+from accounts.models import Role
 from billing.models import Attempt, Generation
 from billing.recording.hand_off import drain
+from tests.conftest import make_user
 from tests.gateway.calls import (
     ask,
     save_key,
@@ -16,6 +22,7 @@ from tests.gateway.calls import (
     wait_recorded,
 )
 from tests.gateway.conftest import World
+from tests.ui_helpers import streamed
 
 
 def generation(response: httpx.Response) -> Generation:
@@ -164,3 +171,27 @@ def test_each_call_is_one_generation(world: World) -> None:
     assert drain()
     ids = {r.headers["x-momor-request-id"] for r in responses}
     assert Generation.objects.filter(request_id__in=ids).count() == 4
+
+
+def test_a_chat_call_is_recorded_as_chat_and_shown_so_in_the_admin_and_the_export(
+    world: World, admin_client: Client
+) -> None:
+    row = generation(world.post(ask("openai/gpt-5")))
+    assert row.api == "chat"
+
+    listed = admin_client.get("/admin/billing/generation/", {"api__exact": "chat"})
+    assert listed.status_code == 200
+    assert row.request_id[:8] in listed.content.decode()
+    assert "Chat Completions" in listed.content.decode()
+    others = admin_client.get("/admin/billing/generation/", {"api__exact": "embeddings"})
+    assert row.request_id[:8] not in others.content.decode()
+    detail = admin_client.get(f"/admin/billing/generation/{row.pk}/change/").content.decode()
+    assert "Chat Completions" in detail
+
+    member = Client()
+    member.force_login(make_user("alice", world.org, Role.OWNER))
+    export = list(csv.reader(io.StringIO(streamed(member.get("/generations/export.csv")))))
+    assert export[0][-1] == "api"  # the new column last: the others keep their places
+    assert export[0][:3] == ["request_id", "created_at", "model"]
+    assert [line[0] for line in export[1:]] == [row.request_id]
+    assert export[1][-1] == "chat"
