@@ -15,7 +15,7 @@ from prometheus_client import Counter, Gauge, Histogram
 
 from billing.calls.cost import NANO
 from billing.calls.observers import HandedOff
-from billing.calls.records import AttemptRecord, CallRecord
+from billing.calls.records import APIS, AttemptRecord, CallRecord
 from gateway.ops.tally import TALLY
 
 # Seconds: a plain call's answer is usually under a second, a long completion minutes.
@@ -24,21 +24,21 @@ OTHER = "other"
 
 CALLS = Counter(
     "momor_calls",
-    "Completions calls, by the model and provider that served them (empty when none did), "
-    "the key used (own: the organization's saved key; momor: Momor's), how the call ended "
-    "and its HTTP status.",
-    ["model", "provider", "key_source", "status", "code"],
+    "Calls, by the API called (chat, messages, responses, embeddings), the model and provider "
+    "that served them (empty when none did), the key used (own: the organization's saved key; "
+    "momor: Momor's), how the call ended and its HTTP status.",
+    ["api", "model", "provider", "key_source", "status", "code"],
 )
 LATENCY = Histogram(
     "momor_call_duration_seconds",
     "From the request's arrival to the call's end (the last chunk of a stream).",
-    ["model", "provider"],
+    ["api", "model", "provider"],
     buckets=LATENCY_BUCKETS,
 )
 FIRST_CHUNK = Histogram(
     "momor_call_first_chunk_seconds",
     "Streamed calls: from the request's arrival to the first chunk with something to show.",
-    ["model", "provider"],
+    ["api", "model", "provider"],
     buckets=LATENCY_BUCKETS,
 )
 UPSTREAM = Histogram(
@@ -56,12 +56,12 @@ FAILOVERS = Counter(
 TOKENS = Counter(
     "momor_tokens",
     "Tokens of served calls, by kind (prompt, completion, cached, reasoning).",
-    ["model", "provider", "kind"],
+    ["api", "model", "provider", "kind"],
 )
 COST = Counter(
     "momor_cost_usd",
     "What calls cost their organizations, in USD.",
-    ["model", "provider"],
+    ["api", "model", "provider"],
 )
 ADMISSIONS = Counter(
     "momor_admissions",
@@ -143,20 +143,25 @@ def reserved() -> None:
         TALLY.add([(RESERVATIONS, 1)], [])
 
 
+def api_label(record: CallRecord) -> str:
+    """The API called, one of the four (`other` for anything else: the label stays bounded)."""
+    return record.api if record.api in APIS else OTHER
+
+
 def observe(handed: HandedOff) -> None:
     counts: list[tuple[Any, float]] = []
     observed: list[tuple[Any, float]] = []
     record = handed.record
     served = _served(record)
-    model, provider = record.model, record.provider
+    api, model, provider = api_label(record), record.model, record.provider
     key_source = served.key_source if served else ""
-    counts.append((child(CALLS, model, provider, key_source, record.status,
+    counts.append((child(CALLS, api, model, provider, key_source, record.status,
                          str(record.http_status)), 1))  # fmt: skip
     if record.attempts:  # a call refused before routing has no duration of its own
-        observed.append((child(LATENCY, model, provider), record.latency_ms / 1000))
+        observed.append((child(LATENCY, api, model, provider), record.latency_ms / 1000))
         _attempts(record, counts, observed)
     if record.streamed and record.first_token_ms is not None:
-        observed.append((child(FIRST_CHUNK, model, provider), record.first_token_ms / 1000))
+        observed.append((child(FIRST_CHUNK, api, model, provider), record.first_token_ms / 1000))
     if served is not None:
         _usage(record, handed.cost_units, counts)
     _admission(record, counts)
@@ -201,13 +206,13 @@ def failure_cause(attempt: AttemptRecord) -> str:
 
 
 def _usage(record: CallRecord, cost_units: int, counts: list[tuple[Any, float]]) -> None:
-    model, provider, tokens = record.model, record.provider, record.tokens
+    api, model, provider, tokens = api_label(record), record.model, record.provider, record.tokens
     for kind in _TOKEN_KINDS:
         count = getattr(tokens, kind)
         if count:
-            counts.append((child(TOKENS, model, provider, kind), count))
+            counts.append((child(TOKENS, api, model, provider, kind), count))
     if cost_units:
-        counts.append((child(COST, model, provider), float(cost_units * NANO)))
+        counts.append((child(COST, api, model, provider), float(cost_units * NANO)))
 
 
 def _admission(record: CallRecord, counts: list[tuple[Any, float]]) -> None:

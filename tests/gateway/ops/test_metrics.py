@@ -3,6 +3,7 @@ streamed call, a failed-over call and a refused call make."""
 
 from __future__ import annotations
 
+import asyncio
 from decimal import Decimal
 from typing import Any
 
@@ -10,8 +11,10 @@ import httpx
 import pytest
 
 from billing.models import Generation
+from billing.recording.hand_off import drain, record_call
 from gateway.ops import metrics
 from gateway.ops.metrics import LATENCY_BUCKETS
+from tests.billing.records import a_record, an_embeddings_record
 from tests.conftest import make_key, make_org
 from tests.gateway.calls import (
     ask,
@@ -60,25 +63,22 @@ def seconds(ms: int | None) -> float:
 def served_changes(world: World, generation: Generation, *, streamed: bool) -> dict[Any, float]:
     model, provider = generation.model, generation.provider
     org = str(world.org.id)
+    call = {"api": "chat", "model": model, "provider": provider}
     expected = {
-        sample("momor_calls_total", model=model, provider=provider, key_source="momor",
-               status="success", code="200"): 1.0,
-        sample("momor_call_duration_seconds_count", model=model, provider=provider): 1.0,
-        sample("momor_call_duration_seconds_sum", model=model, provider=provider):
-            seconds(generation.latency_ms),
-        sample("momor_tokens_total", model=model, provider=provider, kind="prompt"):
-            float(generation.prompt_tokens),
-        sample("momor_tokens_total", model=model, provider=provider, kind="completion"):
+        sample("momor_calls_total", **call, key_source="momor", status="success", code="200"):
+            1.0,
+        sample("momor_call_duration_seconds_count", **call): 1.0,
+        sample("momor_call_duration_seconds_sum", **call): seconds(generation.latency_ms),
+        sample("momor_tokens_total", **call, kind="prompt"): float(generation.prompt_tokens),
+        sample("momor_tokens_total", **call, kind="completion"):
             float(generation.completion_tokens),
-        sample("momor_cost_usd_total", model=model, provider=provider): float(generation.cost),
+        sample("momor_cost_usd_total", **call): float(generation.cost),
         sample("momor_admissions_total", organization=org, decision="admitted"): 1.0,
     }  # fmt: skip
     if streamed:
-        expected[sample("momor_call_first_chunk_seconds_count", model=model, provider=provider)] = (
-            1.0
-        )
-        expected[sample("momor_call_first_chunk_seconds_sum", model=model, provider=provider)] = (
-            seconds(generation.first_token_ms)
+        expected[sample("momor_call_first_chunk_seconds_count", **call)] = 1.0
+        expected[sample("momor_call_first_chunk_seconds_sum", **call)] = seconds(
+            generation.first_token_ms
         )
     return expected
 
@@ -120,7 +120,7 @@ def test_the_call_lands_in_its_own_latency_bucket(world: World) -> None:
     generation = record_of(response)
     after = scrape(world.url)
 
-    labels = {"model": "openai/gpt-5", "provider": "openai"}
+    labels = {"api": "chat", "model": "openai/gpt-5", "provider": "openai"}
     moved = changes(before, after, "momor_call_duration_seconds_bucket")
     latency = generation.latency_ms / 1000
     expected = {
@@ -172,8 +172,8 @@ def test_a_call_refused_for_credit_counts_a_402_for_its_organization(world: Worl
     after = scrape(world.url)
 
     expected = {
-        sample("momor_calls_total", model="", provider="", key_source="", status="refused",
-               code="402"): 1.0,
+        sample("momor_calls_total", api="chat", model="", provider="", key_source="",
+               status="refused", code="402"): 1.0,
         sample("momor_admissions_total", organization=str(broke.id), decision="402"): 1.0,
     }  # fmt: skip
     assert_changes(changes(before, after, *PER_CALL), expected)
@@ -200,3 +200,34 @@ def test_open_reservations_return_to_where_they_were(world: World) -> None:
     after = scrape(world.url)
     name = sample("momor_reservations_open")
     assert after[name] == before[name]
+
+
+def test_a_call_of_another_api_is_counted_under_its_own_api_label(world: World) -> None:
+    """A record handed off through the real record path, as the embeddings route hands its
+    calls off: every per-call metric names the API, chat calls' figures untouched."""
+    record = an_embeddings_record(world.org.pk)
+    before = scrape(world.url)
+    asyncio.run(record_call(record))
+    assert drain()
+    after = scrape(world.url)
+
+    call = {"api": "embeddings", "model": "openai/text-embedding-3-small", "provider": "openai"}
+    expected = {
+        sample("momor_calls_total", **call, key_source="momor", status="success", code="200"):
+            1.0,
+        sample("momor_call_duration_seconds_count", **call): 1.0,
+        sample("momor_call_duration_seconds_sum", **call): 0.045,
+        sample("momor_tokens_total", **call, kind="prompt"): 1000.0,
+        sample("momor_cost_usd_total", **call): 0.00125,
+        sample("momor_upstream_duration_seconds_count", provider="openai", outcome="ok"): 1.0,
+        sample("momor_upstream_duration_seconds_sum", provider="openai", outcome="ok"): 0.04,
+    }  # fmt: skip
+    assert_changes(changes(before, after, *PER_CALL), expected)
+
+
+def test_an_api_label_is_one_of_the_four_or_other() -> None:
+    """The label's values stay bounded, whatever a record says."""
+    assert [
+        metrics.api_label(a_record(1, api=api))
+        for api in ("chat", "messages", "responses", "embeddings", "images", "x" * 500)
+    ] == ["chat", "messages", "responses", "embeddings", "other", "other"]

@@ -20,6 +20,7 @@ from tests.real_server import RealServer, start
 
 SERVED = sample(
     "momor_calls_total",
+    api="chat",
     model="openai/gpt-5",
     provider="openai",
     key_source="momor",
@@ -69,5 +70,7 @@ def test_either_process_answers_with_the_calls_of_both(
 
     assert scrape(first.url)[SERVED] == 5.0
     assert scrape(second.url)[SERVED] == 5.0
-    duration = sample("momor_call_duration_seconds_count", model="openai/gpt-5", provider="openai")
+    duration = sample(
+        "momor_call_duration_seconds_count", api="chat", model="openai/gpt-5", provider="openai"
+    )
     assert scrape(first.url)[duration] == 5.0

@@ -26,6 +26,7 @@ def test_staff_see_the_figures_after_a_call(world: World) -> None:
         "Dead letters",
         "Redis circuit breaker",
         "momor_calls",
+        "api=chat",
         "model=openai/gpt-5",
         "provider=openai",
         "status=success",
@@ -60,11 +61,12 @@ def test_a_histograms_rows_say_which_is_the_count_and_which_the_sum(world: World
     assert "<th>measure</th><th>labels</th><th>value</th>" in text
     # the figures are the process's: earlier tests' calls count too
     assert re.search(
-        r"<tr><td>count</td><td>model=openai/gpt-5, provider=openai</td><td>[1-9]\d*</td></tr>",
+        r"<tr><td>count</td><td>api=chat, model=openai/gpt-5, provider=openai</td>"
+        r"<td>[1-9]\d*</td></tr>",
         text,
     )
     for row in (
-        "<tr><td>sum</td><td>model=openai/gpt-5, provider=openai</td>",
+        "<tr><td>sum</td><td>api=chat, model=openai/gpt-5, provider=openai</td>",
         "<tr><td>count</td><td>—</td>",  # momor_handoff_duration_seconds has no labels
         "<tr><td>sum</td><td>—</td>",
     ):
