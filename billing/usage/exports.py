@@ -10,9 +10,7 @@ import io
 from collections.abc import AsyncIterator, Iterable
 from datetime import datetime
 
-from django.db.models import QuerySet
-
-from billing.models import Generation
+from billing.models import Generation, GenerationQuerySet
 from billing.usage.keyset import batches
 
 CSV_FIELDS = (
@@ -29,7 +27,7 @@ CSV_COLUMNS = (*_PLAIN, "error", "api", "api_key")
 """What the export reads of a generation (its key's prefix aside)."""
 
 
-async def generations_csv(rows: QuerySet[Generation]) -> AsyncIterator[str]:
+async def generations_csv(rows: GenerationQuerySet) -> AsyncIterator[str]:
     """The rows as CSV, newest first, a batch of lines at a time (header first)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
@@ -42,7 +40,7 @@ async def generations_csv(rows: QuerySet[Generation]) -> AsyncIterator[str]:
 
     yield line(CSV_FIELDS)
     columns = rows.select_related("api_key").only("pk", *CSV_COLUMNS, "api_key__prefix")
-    async for batch in batches(columns):  # type: ignore[arg-type]
+    async for batch in batches(columns):
         yield "".join(line(_csv_values(row)) for row in batch)
 
 

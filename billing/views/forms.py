@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import date, timedelta
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.utils import timezone
 
 from accounts.field_bounds import day_in_range, day_range_text
 from billing.models import GenerationApi, GenerationStatus
+from billing.usage.reads import Split
 
 
 class DateInput(forms.DateInput):
@@ -40,14 +41,20 @@ class GenerationFilterForm(forms.Form):
 
     def __init__(self, *args: Any, models: list[str], providers: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["model"].choices = [("", "Any model"), *((m, m) for m in models)]  # type: ignore[attr-defined]
-        self.fields["provider"].choices = [("", "Any provider"), *((p, p) for p in providers)]  # type: ignore[attr-defined]
+        _menu(self, "model").choices = [("", "Any model"), *((m, m) for m in models)]
+        _menu(self, "provider").choices = [("", "Any provider"), *((p, p) for p in providers)]
 
     def clean_since(self) -> date | None:
         return _day_in_range(self.cleaned_data["since"])
 
     def clean_until(self) -> date | None:
         return _day_in_range(self.cleaned_data["until"])
+
+
+def _menu(form: forms.Form, name: str) -> forms.ChoiceField:
+    """The form's field `name`, declared a ChoiceField (the form's `fields` are typed as any
+    field)."""
+    return cast(forms.ChoiceField, form.fields[name])
 
 
 def _day_in_range(day: date | None) -> date | None:
@@ -84,16 +91,16 @@ class UsageForm(forms.Form):
         self.data = data
 
     def _offers(self, name: str, value: object) -> bool:
-        choices = self.fields[name].choices  # type: ignore[attr-defined]
-        return any(str(key) == value for key, _ in choices)
+        return _menu(self, name).valid_value(value)
 
     def period(self) -> tuple[date, date]:
         days = (self.cleaned_data.get("days") if self.is_valid() else None) or DEFAULT_DAYS
         until = timezone.localdate()
         return until - timedelta(days=days - 1), until
 
-    def split_by(self) -> str:
-        return (self.cleaned_data.get("split") if self.is_valid() else None) or "model"
+    def split_by(self) -> Split:
+        """The split asked for, one of the menu's (the form holds it to them)."""
+        return cast(Split, (self.cleaned_data.get("split") if self.is_valid() else None) or "model")
 
     def split_name(self) -> str:
         """The split as the page writes it: `model`, `provider`, `app` or `API`."""

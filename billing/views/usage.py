@@ -17,7 +17,7 @@ def usage(request: HttpRequest, membership: Membership) -> HttpResponse:
     form = UsageForm(request.GET)
     since, until = form.period()
     split = form.split_by()
-    data = daily_usage(membership.organization_id, since, until, split)  # type: ignore[arg-type]
+    data = daily_usage(membership.organization_id, since, until, split)
     context = {
         "form": form,
         "usage": data,
