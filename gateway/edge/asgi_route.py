@@ -11,7 +11,7 @@ import secrets
 from collections.abc import AsyncIterator
 
 from core.asgi_types import ASGIApp, Receive, Scope, Send
-from gateway.edge.body_limit import GUARDED, BodyLimit
+from gateway.edge.body_limit import EMBEDDINGS, GUARDED, BodyLimit
 from gateway.edge.caller import authenticate_bearer
 from gateway.edge.completion import complete
 from gateway.relay.attempts import Answer
@@ -87,6 +87,7 @@ async def _answer(
             lambda: authenticate_bearer(authorization),
             tags_of(asked),
             asked.get(b"traceparent", b"").decode("latin-1"),
+            "embeddings" if scope["path"] in EMBEDDINGS else "chat",
         )
     except GatewayError as exc:
         headers = _headers(request_id, JSON, exc.headers or {})

@@ -22,7 +22,9 @@ import uuid
 from core.asgi_types import ASGIApp, Message, Receive, Scope, Send
 from gateway.request.errors import GatewayError, request_too_large, unsupported_media_type
 
-GUARDED = frozenset({"/v1/chat/completions", "/models/completions", "/api/v1/chat/completions"})
+COMPLETIONS = frozenset({"/v1/chat/completions", "/models/completions", "/api/v1/chat/completions"})
+EMBEDDINGS = frozenset({"/v1/embeddings", "/api/v1/embeddings"})
+GUARDED = COMPLETIONS | EMBEDDINGS
 KIB = 1024
 # First match wins; every other route (the members' UI, the record lookups) gets DEFAULT_LIMIT.
 ROUTE_LIMITS: tuple[tuple[str, int], ...] = (

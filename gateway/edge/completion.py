@@ -18,7 +18,7 @@ from typing import Any
 from django.conf import settings
 
 from billing.admission import Ticket
-from billing.calls.records import CallRecord
+from billing.calls.records import Api, CallRecord
 from billing.recording.hand_off import make_room, record_call
 from gateway.catalog.snapshot import Catalog
 from gateway.catalog.state import STATE
@@ -27,10 +27,18 @@ from gateway.ops import metrics
 from gateway.ops.tracing import TRACER
 from gateway.relay.admit import admit, count_refused
 from gateway.relay.attempts import Answer, Call
+from gateway.relay.embedding import embed
 from gateway.relay.failover import answer
 from gateway.relay.metadata import ended_metadata, refusal_metadata, wanted
 from gateway.relay.worst_case import worst_cost
-from gateway.request.call import ChatCall, json_object, parse_call
+from gateway.request.call import (
+    AskedCall,
+    ChatCall,
+    EmbeddingCall,
+    json_object,
+    parse_call,
+    parse_embedding_call,
+)
 from gateway.request.errors import (
     GatewayError,
     internal_error,
@@ -49,6 +57,9 @@ from gateway.routing.trace import RoutingTrace
 
 log = logging.getLogger(__name__)
 
+Parser = Callable[[dict[str, Any], bytes, frozenset[str], Mapping[str, str]], AskedCall]
+PARSERS: dict[str, Parser] = {"chat": parse_call, "embeddings": parse_embedding_call}
+
 REQUEST_ID = "X-Momor-Request-Id"
 CLIENT_REQUEST_ID = "X-Request-Id"
 RATE_LIMIT = "X-RateLimit-Limit"
@@ -62,11 +73,13 @@ async def complete(
     authenticate: Callable[[], Awaitable[Caller]],
     headers: Mapping[str, str] | None = None,
     traceparent: str = "",
+    api: Api = "chat",
 ) -> Answer:
-    """One call to the completions endpoint, checked in the spec's order, routed and answered;
-    raises GatewayError for every refusal. `headers`: the call's tag headers (X-Request-Id,
-    X-Session-Id, HTTP-Referer, X-Title) by lowercase name; `traceparent`: the caller's W3C
-    trace header. Once the caller is known, every answer carries the rate-limit headers."""
+    """One call to the completions endpoint (`api` "chat") or the embeddings endpoint
+    ("embeddings"), checked in the spec's order, routed and answered; raises GatewayError for
+    every refusal. `headers`: the call's tag headers (X-Request-Id, X-Session-Id, HTTP-Referer,
+    X-Title) by lowercase name; `traceparent`: the caller's W3C trace header. Once the caller
+    is known, every answer carries the rate-limit headers."""
     if method != "POST":
         raise GatewayError(405, "Use POST.", code="method_not_allowed")
     if content_type != "application/json":
@@ -77,8 +90,9 @@ async def complete(
     await make_room()
     caller = await authenticate()
     record = _new_record(request_id, caller, body)
+    record.api = api
     TRACER.begin(record, traceparent)
-    route = Route(raw, caller, record, headers or {})
+    route = Route(raw, caller, record, headers or {}, PARSERS[api])
     try:
         answered = await _route(route, body)
     except GatewayError as exc:
@@ -102,9 +116,14 @@ class Route:
     """One call on its way: what it sent, what routing found, and what its answer echoes."""
 
     def __init__(
-        self, raw: bytes, caller: Caller, record: CallRecord, headers: Mapping[str, str]
+        self,
+        raw: bytes,
+        caller: Caller,
+        record: CallRecord,
+        headers: Mapping[str, str],
+        parse: Parser,
     ) -> None:
-        self.raw, self.caller, self.record = raw, caller, record
+        self.raw, self.caller, self.record, self.parse = raw, caller, record, parse
         self.headers = headers
         self.tags = NO_TAGS
         self.plan = Plan()
@@ -149,19 +168,19 @@ async def _route(route: Route, body: dict[str, Any]) -> Answer:
     caller, record = route.caller, route.record
     try:
         catalog = await STATE.ready()
-        chat = _parsed(route, body, catalog.places)
-        found = await _planned(route, catalog, chat)
+        asked = _parsed(route, body, catalog.places)
+        found = await _planned(route, catalog, asked)
     except GatewayError as exc:
         if route.trace is not None:
             _explained(exc, refusal_metadata(route.trace))
         rate = await count_refused(caller)
         await _claim(route, rate.headers())
         raise _with_headers(exc, rate.headers()) from None
-    ticket = await _admitted(route, worst_cost(chat, found))
-    call = Call(record.request_id, chat, found, record)
+    ticket = await _admitted(route, worst_cost(asked, found))
+    call = Call(record.request_id, asked, found, record)
     call.trace = route.trace
     try:
-        answered = await answer(call)
+        answered = await _answer(call, asked)
     except GatewayError as exc:
         _explained(exc, ended_metadata(call, None))
         raise _with_headers(exc, ticket.rate.headers()) from None
@@ -171,24 +190,32 @@ async def _route(route: Route, body: dict[str, Any]) -> Answer:
     return answered
 
 
-def _parsed(route: Route, body: dict[str, Any], places: frozenset[str]) -> ChatCall:
+async def _answer(call: Call, asked: AskedCall) -> Answer:
+    if isinstance(asked, EmbeddingCall):
+        return await embed(call, asked)
+    if isinstance(asked, ChatCall):
+        return await answer(call, asked)
+    raise TypeError(f"no relay answers {asked.api} calls")
+
+
+def _parsed(route: Route, body: dict[str, Any], places: frozenset[str]) -> AskedCall:
     """The call parsed once, its record told what it asked (a refused call's too, as far as
     it reads)."""
     record = route.record
     record.selectors = requested_selectors(body)
-    chat = parse_call(body, route.raw, places, route.headers)
-    record.selectors, record.streamed = list(chat.options.selectors), chat.options.stream
-    _tagged(route, chat.tags)
-    return chat
+    asked = route.parse(body, route.raw, places, route.headers)
+    record.selectors, record.streamed = list(asked.options.selectors), asked.options.stream
+    _tagged(route, asked.tags)
+    return asked
 
 
-async def _planned(route: Route, catalog: Catalog, chat: ChatCall) -> list[Candidate]:
+async def _planned(route: Route, catalog: Catalog, asked: AskedCall) -> list[Candidate]:
     """The call's candidates in the order they are tried: a session's own offering first, and
     only the first where the call allows no fallbacks."""
     caller, record = route.caller, route.record
-    options, tags = chat.options, chat.tags
+    options, tags = asked.options, asked.tags
     rules = _age_rules(options, caller)
-    needs = needs_of(chat.request)
+    needs = needs_of(asked)
     key = candidate_cache.key_of(options, rules, needs) if route.trace is None else None
     routed = candidate_cache.kept(key, catalog, caller.org) if key is not None else None
     if routed is None:
@@ -211,12 +238,13 @@ async def _routed(
     route: Route, catalog: Catalog, options: CallOptions, rules: AgeRules, needs: Needs
 ) -> candidate_cache.Routed:
     """The call's candidates from the catalog, and what the filters left out."""
-    caller = route.caller
-    models = resolve(catalog, options.selectors, rules, needs.kind)
-    if route.trace is not None:
-        trace = route.trace
-        trace.catalog, trace.options, trace.rules, trace.models = catalog, options, rules, models
+    caller, trace = route.caller, route.trace
+    if trace is not None:
+        trace.catalog, trace.options, trace.rules = catalog, options, rules
         trace.needs, trace.org, trace.plan = needs, caller.org, route.plan
+    models = resolve(catalog, options.selectors, rules, needs.kind)
+    if trace is not None:
+        trace.models = models
     if not models:
         raise nothing_answers(options)
     figures = None

@@ -16,6 +16,7 @@ from accounts.models import Membership, Role
 from accounts.permissions import role_required
 from gateway.catalog.snapshot import Catalog, ModelInfo, catalog_build
 from gateway.catalog.state import STATE
+from gateway.models import ModelKind
 from gateway.request.identity import OrgInfo, org_info
 from gateway.routing.candidates import keyed
 from gateway.routing.selectors import AgeRules, resolve
@@ -50,8 +51,9 @@ def playground_choices(catalog: Catalog, org: OrgInfo) -> Choices:
     def runs(selector: str) -> bool:
         return any(_has_key(model, org) for model in resolve(catalog, [selector], rules))
 
-    models = sorted(catalog.models)
-    tiers = sorted({f"tier/{t}" for m in catalog.models.values() for t in m.tiers})
+    chat = [m for m in catalog.models.values() if m.kind == ModelKind.CHAT]
+    models = sorted(m.id for m in chat)
+    tiers = sorted({f"tier/{t}" for m in chat for t in m.tiers})
     return Choices(
         selectors=[Choice(s, runs(s)) for s in ["auto", *tiers]],
         models=[Choice(m, runs(m)) for m in models],

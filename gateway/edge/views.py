@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
+from billing.calls.records import Api
 from gateway.catalog.state import STATE
 from gateway.edge.caller import authenticate
 from gateway.edge.completion import REQUEST_ID, complete
@@ -23,6 +24,15 @@ log = logging.getLogger(__name__)
 
 @csrf_exempt
 async def chat_completions(request: HttpRequest) -> HttpResponseBase:
+    return await _call(request, "chat")
+
+
+@csrf_exempt
+async def embeddings(request: HttpRequest) -> HttpResponseBase:
+    return await _call(request, "embeddings")
+
+
+async def _call(request: HttpRequest, api: Api) -> HttpResponseBase:
     request_id = secrets.token_hex(16)
     response: HttpResponseBase
     try:
@@ -34,6 +44,7 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
             lambda: authenticate(request),
             tag_headers(request.headers),
             request.headers.get("traceparent", ""),
+            api,
         )
         response = _http(answer)
     except GatewayError as exc:

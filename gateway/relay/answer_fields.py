@@ -19,7 +19,7 @@ def plain_answer(reply: Reply, attempt: Attempt) -> None:
     call is billed on the same counts it shows), provider, metadata."""
     body = reply.body
     if reply.usage is None:
-        reply.usage = estimated_usage(attempt.call.chat.size, _answer_chars(body["choices"]))
+        reply.usage = estimated_usage(attempt.call.asked.size, _answer_chars(body["choices"]))
         body["usage"] = reply.usage.as_openai()
     usage = body.get("usage")
     if isinstance(usage, dict):
@@ -32,7 +32,7 @@ def plain_answer(reply: Reply, attempt: Attempt) -> None:
 
 def estimated_usage_chunk(attempt: Attempt, delivered_chars: int) -> ChatCompletionChunk:
     """The usage chunk a stream owes a client that asked for usage when the provider sent none."""
-    usage = estimated_usage(attempt.call.chat.size, delivered_chars).as_openai()
+    usage = estimated_usage(attempt.call.asked.size, delivered_chars).as_openai()
     attempt.add_cost(usage, estimated=True)
     return {**closing_chunk(attempt), "usage": usage}
 

@@ -14,7 +14,7 @@ from core.redaction import scrub
 from gateway.providers.contract import CompletionUsage, Failure, Target, Usage
 from gateway.relay.admit import Renewal
 from gateway.relay.answer_usage import priced, token_counts
-from gateway.request.call import ChatCall
+from gateway.request.call import AskedCall
 from gateway.routing.candidates import Candidate, target_of
 from gateway.upstream.interface import UpstreamError
 
@@ -32,7 +32,7 @@ class Answer:
 @dataclass(slots=True)
 class Call:
     request_id: str
-    chat: ChatCall
+    asked: AskedCall
     candidates: list[Candidate]
     record: CallRecord
     started: float = field(default_factory=time.monotonic)
@@ -55,7 +55,7 @@ class Attempt:
     def __init__(self, call: Call, candidate: Candidate) -> None:
         offering = candidate.offering
         self.call, self.candidate, self.started = call, candidate, time.monotonic()
-        self.target: Target = target_of(candidate, stream=call.chat.options.stream)
+        self.target: Target = target_of(candidate, stream=call.asked.options.stream)
         self.row = new_attempt(
             call.record,
             Offer(

@@ -9,6 +9,8 @@ moves the call to the next candidate. Invalid UTF-8 is read as U+FFFD."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import orjson
@@ -17,12 +19,20 @@ from django.conf import settings
 from billing.calls.building import call_served, estimated_tokens
 from billing.calls.records import TokenCounts
 from gateway.providers import adapter_for
-from gateway.providers.contract import Adapter, CannotCarry, Failure, Reply
+from gateway.providers.contract import (
+    Adapter,
+    CannotCarry,
+    Failure,
+    Reply,
+    Target,
+    UpstreamRequest,
+)
 from gateway.relay.admit import Renewal
 from gateway.relay.answer_fields import plain_answer
 from gateway.relay.attempts import Answer, Attempt, Call, tokens_of, transport_message
 from gateway.relay.streaming import StreamRelay
 from gateway.request.answer_rules import RuleBroken
+from gateway.request.call import ChatCall
 from gateway.request.errors import GatewayError, providers_unavailable, unsupported_parameter
 from gateway.routing.candidates import Candidate
 from gateway.upstream.credentials import CredentialsFailed, ready
@@ -32,21 +42,21 @@ from gateway.upstream.pool import send
 log = logging.getLogger(__name__)
 
 
-async def answer(call: Call) -> Answer:
+async def answer(call: Call, chat: ChatCall) -> Answer:
     """Try the candidates in order; the first that answers serves the call."""
-    try_one = _try_stream if call.chat.options.stream else _try_plain
+    try_one = _try_stream if chat.options.stream else _try_plain
     call.renewal = Renewal(call.record.ticket, call.started)
     for candidate in call.candidates:
         call.renewal.tick()
-        answered = await try_one(call, candidate)
+        answered = await try_one(call, chat, candidate)
         if answered is not None:
             return answered
     raise final_error(call)
 
 
-async def _try_plain(call: Call, candidate: Candidate) -> Answer | None:
+async def _try_plain(call: Call, chat: ChatCall, candidate: Candidate) -> Answer | None:
     adapter, attempt = adapter_of(candidate), Attempt(call, candidate)
-    response = await _open(call, adapter, attempt)
+    response = await open_try(call, attempt, partial(adapter.prepare, chat.request))
     if response is None:
         return None
     try:
@@ -57,7 +67,7 @@ async def _try_plain(call: Call, candidate: Candidate) -> Answer | None:
     finally:
         await response.close()
     if response.status_code >= 300:
-        return _refused(attempt, adapter.failure(response.status_code, data))
+        return refused(attempt, adapter.failure(response.status_code, data))
     read = _read_reply(adapter, data, attempt)
     if read is None:
         return None
@@ -75,9 +85,9 @@ def _read_reply(adapter: Adapter, data: bytes, attempt: Attempt) -> tuple[Reply,
     so the try is billed its usage, or Momor's estimate where it cannot be read."""
     reply: Reply | None = None
     try:
-        reply = adapter.reply(_readable(data))
-        if attempt.call.chat.options.rules is not None:
-            attempt.call.chat.options.rules.hold(reply.body)
+        reply = adapter.reply(readable(data))
+        if attempt.call.asked.options.rules is not None:
+            attempt.call.asked.options.rules.hold(reply.body)
         plain_answer(reply, attempt)
         reply.body["id"] = attempt.call.request_id
         reply.body["model"] = attempt.candidate.offering.model_id
@@ -95,27 +105,27 @@ def _read_reply(adapter: Adapter, data: bytes, attempt: Attempt) -> tuple[Reply,
 def _spent(attempt: Attempt, reply: Reply | None, data: bytes) -> TokenCounts:
     """The tokens of an answer rejected: its usage, else about four characters a token."""
     tokens = tokens_of(reply.usage) if reply is not None else None
-    return tokens or estimated_tokens(attempt.call.chat.size, len(data))
+    return tokens or estimated_tokens(attempt.call.asked.size, len(data))
 
 
-def _readable(data: bytes) -> bytes:
+def readable(data: bytes) -> bytes:
     """The answer with invalid UTF-8 replaced by U+FFFD (checked only where it is not ASCII)."""
     if data.isascii():
         return data
     return data.decode(errors="replace").encode()
 
 
-async def _try_stream(call: Call, candidate: Candidate) -> Answer | None:
+async def _try_stream(call: Call, chat: ChatCall, candidate: Candidate) -> Answer | None:
     adapter, attempt = adapter_of(candidate), Attempt(call, candidate)
-    response = await _open(call, adapter, attempt)
+    response = await open_try(call, attempt, partial(adapter.prepare, chat.request))
     if response is None:
         return None
     if response.status_code >= 300:
         data = await _read_failure(response)
-        return _refused(attempt, adapter.failure(response.status_code, data))
+        return refused(attempt, adapter.failure(response.status_code, data))
     translator = adapter.stream()
-    if call.chat.options.rules is not None:
-        translator = call.chat.options.rules.stream(translator)
+    if call.asked.options.rules is not None:
+        translator = call.asked.options.rules.stream(translator)
     relay = StreamRelay(call, attempt, response, translator)
     try:
         opening = await relay.opening()
@@ -131,12 +141,15 @@ async def _try_stream(call: Call, candidate: Candidate) -> Answer | None:
     return Answer(200, headers, rest)
 
 
-async def _open(call: Call, adapter: Adapter, attempt: Attempt) -> Response | None:
-    """The credential made ready, the call translated and sent; None when the try failed."""
+async def open_try(
+    call: Call, attempt: Attempt, prepare: Callable[[Target], UpstreamRequest]
+) -> Response | None:
+    """The credential made ready, the call translated (`prepare`) and sent; None when the try
+    failed."""
     try:
-        made = await ready(adapter.api, attempt.target)
+        made = await ready(attempt.candidate.offering.provider.api, attempt.target)
         attempt.secrets = made.secrets
-        prepared = adapter.prepare(call.chat.request, made.target)
+        prepared = prepare(made.target)
     except CredentialsFailed as exc:
         attempt.failed(exc.failure)
         return None
@@ -150,7 +163,7 @@ async def _open(call: Call, adapter: Adapter, attempt: Attempt) -> Response | No
         return None
     try:
         return await send(
-            prepared.url, prepared.headers, prepared.body, _head_timeout(call.chat.options.stream)
+            prepared.url, prepared.headers, prepared.body, _head_timeout(call.asked.options.stream)
         )
     except (UpstreamError, TimeoutError) as exc:
         attempt.failed(Failure(None, transport_message(exc)))
@@ -183,7 +196,7 @@ async def _read_failure(response: Response) -> bytes:
         await response.close()
 
 
-def _refused(attempt: Attempt, failure: Failure) -> Answer | None:
+def refused(attempt: Attempt, failure: Failure) -> Answer | None:
     """A provider's non-2xx: the next candidate's turn, unless the failure says the call
     cannot move on (then it is the call's answer at once)."""
     failure = attempt.failed(failure)

@@ -15,9 +15,10 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from gateway.catalog.snapshot import Catalog, ModelInfo, OfferingInfo
+from gateway.models import ModelKind
 from gateway.request.options import CallOptions
 from gateway.routing.candidates import Candidate, Needs, keyed
-from gateway.routing.selectors import AgeRules, resolve
+from gateway.routing.selectors import KIND_NAMES, AgeRules, expand
 from gateway.routing.sessions import pin_of
 from gateway.routing.trace import RoutingTrace
 
@@ -266,17 +267,22 @@ def _selectors(trace: RoutingTrace) -> list[Json]:
     if catalog is None or options is None or rules is None:
         return []
     seen: set[str] = set()
-    return [_selector(catalog, s, rules, seen) for s in options.selectors]
+    kind = trace.needs.kind if trace.needs is not None else ModelKind.CHAT
+    return [_selector(catalog, s, rules, seen, kind) for s in options.selectors]
 
 
-def _selector(catalog: Catalog, selector: str, rules: AgeRules, seen: set[str]) -> Json:
+def _selector(catalog: Catalog, selector: str, rules: AgeRules, seen: set[str], kind: str) -> Json:
     lenient = AgeRules(allow_deprecated=True, max_age=None, today=rules.today)
     group = selector.lower().startswith(GROUPS)
     named: list[str] = []
     left_out: list[Json] = []
-    for model in resolve(catalog, [selector], lenient):
+    for model in expand(catalog, selector, lenient, kind):
+        if not model.offerings:
+            continue
         if model.id in seen:
             left_out.append({"model": model.id, "why": "an earlier selector named it"})
+        elif model.kind != kind:
+            left_out.append({"model": model.id, "why": f"{KIND_NAMES[model.kind]} model"})
         elif group and not rules.admits(model):
             left_out.append({"model": model.id, "why": _age_reason(model, rules)})
         else:

@@ -87,7 +87,7 @@ class StreamRelay:
         usage = tokens_of(self.translator.state.usage)
         if usage is not None or not held:
             return usage
-        return estimated_tokens(self.call.chat.size, _held_chars(held))
+        return estimated_tokens(self.call.asked.size, _held_chars(held))
 
     async def rest(self, opening: list[ChatCompletionChunk]) -> AsyncIterator[bytes]:
         """The stream's bytes. Its first item is empty and taken by the failover: a generator
@@ -146,12 +146,12 @@ class StreamRelay:
     def _passthrough(self) -> Passthrough | None:
         """Chunks pass as they came where the provider writes Chat Completions chunks and no
         rule of the call needs to see each one."""
-        if not self.translator.openai_chunks or self.call.chat.options.rules is not None:
+        if not self.translator.openai_chunks or self.call.asked.options.rules is not None:
             return None
         offering = self.attempt.candidate.offering
         return Passthrough(
             self.call.request_id, offering.model_id, offering.provider.label,
-            keep_usage=self.call.chat.options.include_usage,
+            keep_usage=self.call.asked.options.include_usage,
         )  # fmt: skip
 
     def _translated(self, item: bytes | Event) -> list[ChatCompletionChunk]:
@@ -198,7 +198,7 @@ class StreamRelay:
         chunk["provider"] = self.attempt.candidate.offering.provider.label
         if not chunk.get("created"):
             chunk["created"] = self.call.created
-        if not self.call.chat.options.include_usage:
+        if not self.call.asked.options.include_usage:
             if "usage" in chunk and not chunk.get("choices"):
                 return b""
             chunk.pop("usage", None)
@@ -219,7 +219,7 @@ class StreamRelay:
         if error is not None:
             return [encode(_with_metadata(error, metadata))]
         chunks: list[ChatCompletionChunk] = []
-        if self.call.chat.options.include_usage and not self.usage_sent:
+        if self.call.asked.options.include_usage and not self.usage_sent:
             chunks.append(estimated_usage_chunk(self.attempt, self.delivered_chars))
         if metadata is not None:
             chunks.append(_with_metadata(closing_chunk(self.attempt), metadata))
@@ -242,7 +242,7 @@ class StreamRelay:
     def _served(self) -> Served:
         state = self.translator.state
         tokens = tokens_of(state.usage) or estimated_tokens(
-            self.call.chat.size, self.delivered_chars
+            self.call.asked.size, self.delivered_chars
         )
         return self.attempt.outcome_with(tokens, state.finish_reason, state.native_finish_reason)
 

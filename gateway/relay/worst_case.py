@@ -23,7 +23,7 @@ from billing.calls.cost import MILLION, byok_fee, floor
 from gateway.catalog.snapshot import OfferingInfo
 from gateway.providers import REGISTRY, adapter_for
 from gateway.providers.contract import Adapter, ChatRequest, Target
-from gateway.request.call import ChatCall
+from gateway.request.call import AskedCall, ChatCall
 from gateway.routing.candidates import PART_MODALITIES, Candidate, target_of
 
 # Where a part's cost follows its bytes, the string that holds them.
@@ -38,9 +38,20 @@ class MediaParts:
     size: int = 0
 
 
-def worst_cost(call: ChatCall, candidates: list[Candidate]) -> Decimal:
-    parts = media_parts(call.request.get("messages"))
-    return max(_cost(call, parts, candidate) for candidate in candidates)
+def worst_cost(asked: AskedCall, candidates: list[Candidate]) -> Decimal:
+    if isinstance(asked, ChatCall):
+        parts = media_parts(asked.request.get("messages"))
+        return max(_cost(asked, parts, candidate) for candidate in candidates)
+    return max(_prompt_cost(asked, candidate) for candidate in candidates)
+
+
+def _prompt_cost(asked: AskedCall, candidate: Candidate) -> Decimal:
+    """A call billed by its prompt alone (embeddings): two bytes of body per token."""
+    offering = candidate.offering
+    tokens = asked.size // 2 + 1
+    tokens = min(tokens, offering.context_length or tokens)
+    cost = floor(tokens * offering.prices.prompt / MILLION)
+    return cost * byok_fee() if candidate.key_source == "own" else cost
 
 
 def _cost(call: ChatCall, parts: MediaParts, candidate: Candidate) -> Decimal:

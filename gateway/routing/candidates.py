@@ -8,11 +8,12 @@ from typing import Literal
 
 from gateway.catalog.snapshot import ModelInfo, OfferingInfo
 from gateway.models import ModelKind
-from gateway.providers.contract import ChatRequest, Target
+from gateway.providers.contract import Target
+from gateway.request.call import AskedCall, ChatCall
 from gateway.request.errors import GatewayError, excerpt, model_not_found, unsupported_parameter
 from gateway.request.identity import OrgInfo
 from gateway.request.options import CallOptions, ProviderPrefs
-from gateway.routing.filters import PRICE_FILTER, Asked, asked_of, left_out
+from gateway.routing.filters import NOTHING_ASKED, PRICE_FILTER, Asked, asked_of, left_out
 from gateway.routing.performance import Figures
 
 KeySource = Literal["own", "momor"]
@@ -63,7 +64,10 @@ class Needs:
     """The kind of model that answers it."""
 
 
-def needs_of(request: ChatRequest) -> Needs:
+def needs_of(asked: AskedCall) -> Needs:
+    if not isinstance(asked, ChatCall):
+        return Needs(False, False, frozenset(), NOTHING_ASKED, kind=asked.kind)
+    request = asked.request
     response_format = request.get("response_format")
     tools = bool(request.get("tools"))
     json_schema = isinstance(response_format, dict) and response_format.get("type") == "json_schema"

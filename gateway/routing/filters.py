@@ -39,6 +39,9 @@ class Asked:
     reasoning: bool
 
 
+NOTHING_ASKED = Asked(frozenset(), tools=False, json_schema=False, reasoning=False)
+"""What a call that is not a chat call asks of require_parameters."""
+
 Filter = Callable[[OfferingInfo, ProviderPrefs, Asked], str | None]
 
 

@@ -37,7 +37,7 @@ def resolve(
     found: list[ModelInfo] = []
     other: ModelInfo | None = None
     for selector in selectors:
-        for model in _expand(catalog, selector.lower(), rules, kind):
+        for model in expand(catalog, selector, rules, kind):
             if model.id in seen or not model.offerings:
                 continue
             seen.add(model.id)
@@ -61,7 +61,9 @@ def wrong_kind(model: ModelInfo) -> GatewayError:
 KIND_NAMES: dict[str, str] = {ModelKind.CHAT: "a chat", ModelKind.EMBEDDING: "an embedding"}
 
 
-def _expand(catalog: Catalog, selector: str, rules: AgeRules, kind: str) -> list[ModelInfo]:
+def expand(catalog: Catalog, selector: str, rules: AgeRules, kind: str) -> list[ModelInfo]:
+    """The models one selector names: a group's of `kind`, an exact one whatever its kind."""
+    selector = selector.lower()
     if selector.startswith("tier/"):
         tier = selector.removeprefix("tier/")
         return _group(catalog, rules, lambda m: m.kind == kind and tier in m.tiers)

@@ -507,8 +507,8 @@ def test_it_refuses_a_value_of_the_wrong_shape(tmp_path: Path, text: str, messag
 
 
 def test_the_shipped_default_catalog_loads_cleanly() -> None:
-    assert catalog_load(DEFAULT_CATALOG).lines() == report("7/0/0", "4/0/0", "24/0/0", "52/0/0")
-    assert catalog_load(DEFAULT_CATALOG).lines() == report("0/0/7", "0/0/4", "0/0/24", "0/0/52")
+    assert catalog_load(DEFAULT_CATALOG).lines() == report("7/0/0", "4/0/0", "29/0/0", "58/0/0")
+    assert catalog_load(DEFAULT_CATALOG).lines() == report("0/0/7", "0/0/4", "0/0/29", "0/0/58")
 
 
 def test_the_shipped_default_catalog_serves_every_model_it_lists() -> None:
@@ -531,13 +531,29 @@ def test_the_shipped_default_catalog_prices_gpt_5_at_openais_list_price() -> Non
     assert sorted(offering.place for offering in places) == ["azure@eu", "azure@us", "openai"]
 
 
-def test_the_shipped_default_catalog_gives_every_model_its_maximum_output() -> None:
+def test_the_shipped_default_catalog_gives_every_chat_model_its_maximum_output() -> None:
     catalog_load(DEFAULT_CATALOG)
-    assert not Model.objects.filter(max_output_tokens__isnull=True).exists()
+    chat = Model.objects.filter(kind="chat")
+    assert not chat.filter(max_output_tokens__isnull=True).exists()
     documented = dict(Model.objects.values_list("id", "max_output_tokens"))
     assert documented["openai/gpt-5"] == 128_000
     assert documented["anthropic/claude-sonnet-4-5"] == 64_000
     assert documented["google/gemini-2.5-pro"] == 65_536
+
+
+def test_the_shipped_default_catalog_embeds_on_every_api_that_serves_embeddings() -> None:
+    catalog_load(DEFAULT_CATALOG)
+    embedding = Offering.objects.filter(model__kind="embedding").select_related("provider")
+    assert {o.provider.api for o in embedding} == {
+        "openai",
+        "azure",
+        "mistral",
+        "gemini",
+        "deepinfra",
+    }
+    assert all(o.completion_price == 0 and o.prompt_price > 0 for o in embedding)
+    small = Offering.objects.get(model_id="openai/text-embedding-3-small", provider__name="openai")
+    assert small.prompt_price == Decimal("0.02")
 
 
 FILTER_FIELDS = """

@@ -99,8 +99,8 @@ def test_it_loads_the_shipped_default_catalog(tmp_path: Path) -> None:
     assert run(str(ROOT / "gateway" / "catalog" / "default.toml")) == (
         "providers: 7 created, 0 changed, 0 unchanged\n"
         "regions: 4 created, 0 changed, 0 unchanged\n"
-        "models: 24 created, 0 changed, 0 unchanged\n"
-        "offerings: 52 created, 0 changed, 0 unchanged\n"
+        "models: 29 created, 0 changed, 0 unchanged\n"
+        "offerings: 58 created, 0 changed, 0 unchanged\n"
     )
 
 

@@ -54,6 +54,20 @@ def test_only_models_with_a_key_can_be_picked_and_the_default_is_one(
     assert "csrftoken" in response.cookies
 
 
+def test_an_embedding_model_is_no_choice_of_the_chat_playground(
+    alice: User, acme: Organization
+) -> None:
+    openai = keyed_provider("openai", "momor-key-0001")
+    offered("openai/gpt-5", openai, tiers=["high"])
+    embedding = Model.objects.create(id="openai/text-embedding-3-small", kind="embedding")
+    Offering.objects.create(
+        model=embedding, provider=openai, upstream_id="e", prompt_price=Decimal(1)
+    )
+    response = signed_in(alice).get("/playground/")
+    assert response.status_code == 200
+    assert response.context["choices"].models == [Choice("openai/gpt-5", True)]
+
+
 def test_a_saved_key_makes_a_model_runnable(alice: User, acme: Organization) -> None:
     offered("lab/unkeyed", keyed_provider("lab", ""), tiers=[], auto=True)
     saved = SavedKey(organization=acme, provider="lab")

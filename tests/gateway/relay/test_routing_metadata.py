@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from gateway.models import Model, Provider
 from tests.gateway.calls import (
     HI,
     ask,
@@ -19,7 +20,7 @@ from tests.gateway.calls import (
     settle,
     settled_world,  # noqa: F401 - autouse
 )
-from tests.gateway.conftest import MOMOR_UPSTREAM_KEY, World
+from tests.gateway.conftest import MOMOR_UPSTREAM_KEY, World, offer
 
 ON = {"x-momor-metadata": "enabled"}
 OPENAI, AZURE_EU, AZURE = "gpt-5", "gpt-5-azure-eu", "gpt-5-azure"
@@ -257,3 +258,18 @@ def test_no_key_or_upstream_address_is_in_the_metadata(world: World) -> None:
 
 def test_messages_are_not_in_the_metadata(world: World) -> None:
     assert HI[0]["content"] not in str(post(world, ask()).json()["momor_metadata"])
+
+
+def test_an_embedding_model_named_on_a_chat_call_is_explained_as_left_out(world: World) -> None:
+    row = Model.objects.create(id="openai/text-embedding-3-small", kind="embedding")
+    offer(row, Provider.objects.get(name="openai"), "text-embedding-3-small", "0.02", "0")
+    settle()
+    response = post(world, ask("openai/text-embedding-3-small"))
+    assert response.status_code == 404, response.text
+    assert response.json()["error"]["code"] == "model_not_found"
+    [selector] = response.json()["momor_metadata"]["selectors"]
+    assert selector == {
+        "selector": "openai/text-embedding-3-small",
+        "models": [],
+        "left_out": [{"model": "openai/text-embedding-3-small", "why": "an embedding model"}],
+    }
