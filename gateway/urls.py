@@ -3,13 +3,12 @@ from __future__ import annotations
 from django.urls import path
 
 from gateway.edge import generation_view, playground, views
+from gateway.edge.entries import BY_PATH
+
+NAMES = {"/v1/chat/completions": "chat-completions", "/v1/embeddings": "embeddings"}
 
 urlpatterns = [
-    path("v1/chat/completions", views.chat_completions, name="chat-completions"),
-    path("models/completions", views.chat_completions),
-    path("api/v1/chat/completions", views.chat_completions),
-    path("v1/embeddings", views.embeddings, name="embeddings"),
-    path("api/v1/embeddings", views.embeddings),
+    *(path(route.lstrip("/"), views.call, name=NAMES.get(route)) for route in sorted(BY_PATH)),
     path("v1/models", views.models, name="models"),
     path("api/v1/models", views.models),
     path("v1/generation", generation_view.generation, name="generation"),

@@ -1,7 +1,8 @@
-"""The completions routes for Bearer-key calls, served as a lean ASGI app in front of the rest:
-the same `complete` as the Django view, without Django's request cycle (its middleware,
-signals and the thread hops they cost on every call) or the guard's wrappers (the body is read
-whole within the guard's bounds first). Session calls, and everything else, go on."""
+"""The calls' routes (`gateway.edge.entries`) for calls with a key, served as a lean ASGI app in
+front of the rest: the same `complete` as the Django view, without Django's request cycle (its
+middleware, signals and the thread hops they cost on every call) or the guard's wrappers (the
+body is read whole within the guard's bounds first). Session calls, and everything else, go
+on."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ import asyncio
 import logging
 import secrets
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 
 from core.asgi_types import ASGIApp, Receive, Scope, Send
-from gateway.edge.body_limit import EMBEDDINGS, GUARDED, BodyLimit
+from gateway.edge.body_limit import BodyLimit
 from gateway.edge.caller import authenticate_bearer
 from gateway.edge.completion import complete
+from gateway.edge.entries import BY_PATH, Entry
 from gateway.relay.attempts import Answer
 from gateway.request.errors import GatewayError, internal_error
 from gateway.request.tags import tags_of
@@ -32,23 +35,30 @@ class LeanCompletions:
         self.django, self.guard = django, guard
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] in GUARDED:
+        entry = BY_PATH.get(scope["path"]) if scope["type"] == "http" else None
+        if entry is not None:
             headers = _headers_of(scope)
-            if headers.get(b"authorization"):
+            key = entry.key(headers)
+            if key:
                 raw = await self.guard.whole_body(scope, receive, send)
                 if raw is not None:
-                    await _serve(scope, receive, send, headers, raw)
+                    await _serve(Asked(scope, entry, headers, key, raw), receive, send)
                 return
         await self.django(scope, receive, send)
 
 
-async def _serve(
-    scope: Scope,
-    receive: Receive,
-    send: Send,
-    headers: dict[bytes, bytes],
-    raw: bytes,
-) -> None:
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """A call the lean route serves: its scope, route, headers by name, key and whole body."""
+
+    scope: Scope
+    entry: Entry
+    headers: dict[bytes, bytes]
+    key: str
+    raw: bytes
+
+
+async def _serve(asked: Asked, receive: Receive, send: Send) -> None:
     handler = asyncio.current_task()
     state = {"finished": False, "gone": False}
 
@@ -60,7 +70,7 @@ async def _serve(
 
     watcher = asyncio.create_task(watch())
     try:
-        await _answer(scope, headers, raw, send, state)
+        await _answer(asked, send, state)
     except asyncio.CancelledError:
         if not state["gone"]:
             raise
@@ -68,35 +78,29 @@ async def _serve(
         watcher.cancel()
 
 
-async def _answer(
-    scope: Scope,
-    asked: dict[bytes, bytes],
-    raw: bytes,
-    send: Send,
-    state: dict[str, bool],
-) -> None:
+async def _answer(asked: Asked, send: Send, state: dict[str, bool]) -> None:
     request_id = secrets.token_hex(16)
-    authorization = asked[b"authorization"].decode("latin-1")
-    content_type = asked.get(b"content-type", b"").split(b";", 1)[0].strip().lower()
+    headers, entry = asked.headers, asked.entry
+    content_type = headers.get(b"content-type", b"").split(b";", 1)[0].strip().lower()
     try:
         answer = await complete(
             request_id,
-            scope["method"],
+            asked.scope["method"],
             content_type.decode("latin-1"),
-            raw,
-            lambda: authenticate_bearer(authorization),
-            tags_of(asked),
-            asked.get(b"traceparent", b"").decode("latin-1"),
-            "embeddings" if scope["path"] in EMBEDDINGS else "chat",
+            asked.raw,
+            lambda: authenticate_bearer(asked.key),
+            tags_of(headers),
+            headers.get(b"traceparent", b"").decode("latin-1"),
+            entry,
         )
     except GatewayError as exc:
-        headers = _headers(request_id, JSON, exc.headers or {})
-        await _send_whole(send, exc.status, headers, exc.json(), state)
+        status, body = entry.error(exc)
+        await _send_whole(send, status, _headers(request_id, JSON, exc.headers or {}), body, state)
         return
     except Exception:
-        log.exception("completions call %s failed inside Momor", request_id)
-        failure = internal_error()
-        await _send_whole(send, 500, _headers(request_id, JSON, {}), failure.json(), state)
+        log.exception("%s call %s failed inside Momor", entry.api, request_id)
+        status, body = entry.error(internal_error())
+        await _send_whole(send, status, _headers(request_id, JSON, {}), body, state)
         return
     await _send_answer(send, request_id, answer, state)
 

@@ -9,10 +9,10 @@ route, applied while it is read, and a time to arrive in.
 - A body still arriving after `timeout` seconds (a chunked body that never ends, a client that
   trickles) is refused with 408.
 
-The completions routes keep the spec's 30 MiB and its order (415 for a body that is not JSON
-before 413). This holds under servers that hand the body to the application as it arrives
-(uvicorn); Daphne reads a whole body before the application sees any of it (see
-docs/security.md, "Input bounds")."""
+The calls' routes (`gateway.edge.entries`) keep the spec's 30 MiB and its order (415 for a
+body that is not JSON before 413). This holds under servers that hand the body to the
+application as it arrives (uvicorn); Daphne reads a whole body before the application sees
+any of it (see docs/security.md, "Input bounds")."""
 
 from __future__ import annotations
 
@@ -20,11 +20,11 @@ import asyncio
 import uuid
 
 from core.asgi_types import ASGIApp, Message, Receive, Scope, Send
+from gateway.edge.entries import BY_PATH
 from gateway.request.errors import GatewayError, request_too_large, unsupported_media_type
 
-COMPLETIONS = frozenset({"/v1/chat/completions", "/models/completions", "/api/v1/chat/completions"})
-EMBEDDINGS = frozenset({"/v1/embeddings", "/api/v1/embeddings"})
-GUARDED = COMPLETIONS | EMBEDDINGS
+GUARDED = frozenset(BY_PATH)
+"""The calls' routes: every entry's paths."""
 KIB = 1024
 # First match wins; every other route (the members' UI, the record lookups) gets DEFAULT_LIMIT.
 ROUTE_LIMITS: tuple[tuple[str, int], ...] = (

@@ -4,7 +4,7 @@ answer, the call gets 503, never 401."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 from django.conf import settings
@@ -22,10 +22,20 @@ from gateway.request.identity import Caller, KeyInfo, now
 T = TypeVar("T")
 
 
-async def authenticate(request: HttpRequest, *, records_only: bool = False) -> Caller:
-    """The caller of a completions call, or (records_only) of a read of the records, which
-    management keys may make too."""
+async def authenticate(
+    request: HttpRequest,
+    *,
+    records_only: bool = False,
+    key: Callable[[Mapping[bytes, bytes]], str | None] | None = None,
+) -> Caller:
+    """The caller of a call, or (records_only) of a read of the records, which management keys
+    may make too. `key`: where the call's route reads its key (`Entry.key`); the
+    `Authorization` header unless given."""
     header = request.headers.get("authorization")
+    if key is not None:
+        header = key(
+            {n.lower().encode("latin-1"): v.encode("latin-1") for n, v in request.headers.items()}
+        )
     if header:
         return await authenticate_bearer(header, records_only=records_only)
     if settings.SESSION_COOKIE_NAME in request.COOKIES:

@@ -18,10 +18,11 @@ from typing import Any
 from django.conf import settings
 
 from billing.admission import Ticket
-from billing.calls.records import Api, CallRecord
+from billing.calls.records import CallRecord
 from billing.recording.hand_off import make_room, record_call
 from gateway.catalog.snapshot import Catalog
 from gateway.catalog.state import STATE
+from gateway.edge.entries import CHAT, Entry
 from gateway.edge.request_ids import request_id_claim, reused
 from gateway.ops import metrics
 from gateway.ops.tracing import TRACER
@@ -36,8 +37,6 @@ from gateway.request.call import (
     ChatCall,
     EmbeddingCall,
     json_object,
-    parse_call,
-    parse_embedding_call,
 )
 from gateway.request.errors import (
     GatewayError,
@@ -57,8 +56,6 @@ from gateway.routing.trace import RoutingTrace
 
 log = logging.getLogger(__name__)
 
-Parser = Callable[[dict[str, Any], bytes, frozenset[str], Mapping[str, str]], AskedCall]
-PARSERS: dict[str, Parser] = {"chat": parse_call, "embeddings": parse_embedding_call}
 
 REQUEST_ID = "X-Momor-Request-Id"
 CLIENT_REQUEST_ID = "X-Request-Id"
@@ -73,11 +70,11 @@ async def complete(
     authenticate: Callable[[], Awaitable[Caller]],
     headers: Mapping[str, str] | None = None,
     traceparent: str = "",
-    api: Api = "chat",
+    entry: Entry = CHAT,
 ) -> Answer:
-    """One call to the completions endpoint (`api` "chat") or the embeddings endpoint
-    ("embeddings"), checked in the spec's order, routed and answered; raises GatewayError for
-    every refusal. `headers`: the call's tag headers (X-Request-Id, X-Session-Id, HTTP-Referer,
+    """One call to one of the calls' routes (`entry`: the completions endpoint unless given),
+    checked in the spec's order, routed and answered in the entry's shape; raises GatewayError
+    for every refusal. `headers`: the call's tag headers (X-Request-Id, X-Session-Id, HTTP-Referer,
     X-Title) by lowercase name; `traceparent`: the caller's W3C trace header. Once the caller
     is known, every answer carries the rate-limit headers."""
     if method != "POST":
@@ -90,9 +87,9 @@ async def complete(
     await make_room()
     caller = await authenticate()
     record = _new_record(request_id, caller, body)
-    record.api = api
+    record.api = entry.api
     TRACER.begin(record, traceparent)
-    route = Route(raw, caller, record, headers or {}, PARSERS[api])
+    route = Route(raw, caller, record, headers or {}, entry)
     try:
         answered = await _route(route, body)
     except GatewayError as exc:
@@ -121,9 +118,9 @@ class Route:
         caller: Caller,
         record: CallRecord,
         headers: Mapping[str, str],
-        parse: Parser,
+        entry: Entry,
     ) -> None:
-        self.raw, self.caller, self.record, self.parse = raw, caller, record, parse
+        self.raw, self.caller, self.record, self.entry = raw, caller, record, entry
         self.headers = headers
         self.tags = NO_TAGS
         self.plan = Plan()
@@ -180,7 +177,7 @@ async def _route(route: Route, body: dict[str, Any]) -> Answer:
     call = Call(record.request_id, asked, found, record)
     call.trace = route.trace
     try:
-        answered = await _answer(call, asked)
+        answered = route.entry.shaped(await _answer(call, asked), asked)
     except GatewayError as exc:
         _explained(exc, ended_metadata(call, None))
         raise _with_headers(exc, ticket.rate.headers()) from None
@@ -203,7 +200,7 @@ def _parsed(route: Route, body: dict[str, Any], places: frozenset[str]) -> Asked
     it reads)."""
     record = route.record
     record.selectors = requested_selectors(body)
-    asked = route.parse(body, route.raw, places, route.headers)
+    asked = route.entry.parse(body, route.raw, places, route.headers)
     record.selectors, record.streamed = list(asked.options.selectors), asked.options.stream
     _tagged(route, asked.tags)
     return asked

@@ -10,10 +10,10 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
-from billing.calls.records import Api
 from gateway.catalog.state import STATE
 from gateway.edge.caller import authenticate
 from gateway.edge.completion import REQUEST_ID, complete
+from gateway.edge.entries import BY_PATH, CHAT, Entry
 from gateway.edge.models_list import models_payload
 from gateway.relay.attempts import Answer
 from gateway.request.errors import GatewayError, internal_error
@@ -23,16 +23,9 @@ log = logging.getLogger(__name__)
 
 
 @csrf_exempt
-async def chat_completions(request: HttpRequest) -> HttpResponseBase:
-    return await _call(request, "chat")
-
-
-@csrf_exempt
-async def embeddings(request: HttpRequest) -> HttpResponseBase:
-    return await _call(request, "embeddings")
-
-
-async def _call(request: HttpRequest, api: Api) -> HttpResponseBase:
+async def call(request: HttpRequest) -> HttpResponseBase:
+    """A call on any of the calls' routes (`gateway.edge.entries`), by its path."""
+    entry = BY_PATH[request.path]
     request_id = secrets.token_hex(16)
     response: HttpResponseBase
     try:
@@ -41,17 +34,17 @@ async def _call(request: HttpRequest, api: Api) -> HttpResponseBase:
             request.method or "",
             request.content_type or "",
             request.body,
-            lambda: authenticate(request),
+            lambda: authenticate(request, key=entry.key),
             tag_headers(request.headers),
             request.headers.get("traceparent", ""),
-            api,
+            entry,
         )
         response = _http(answer)
     except GatewayError as exc:
-        response = error_response(exc)
+        response = error_response(exc, entry)
     except Exception:
-        log.exception("completions call %s failed inside Momor", request_id)
-        response = error_response(internal_error())
+        log.exception("%s call %s failed inside Momor", entry.api, request_id)
+        response = error_response(internal_error(), entry)
     response[REQUEST_ID] = request_id
     return response
 
@@ -70,8 +63,10 @@ def _http(answer: Answer) -> HttpResponseBase:
     return response
 
 
-def error_response(exc: GatewayError) -> HttpResponse:
-    response = HttpResponse(exc.json(), status=exc.status, content_type="application/json")
+def error_response(exc: GatewayError, entry: Entry = CHAT) -> HttpResponse:
+    """A refusal in the entry's shape (OpenAI's error object unless given)."""
+    status, body = entry.error(exc)
+    response = HttpResponse(body, status=status, content_type="application/json")
     for name, value in (exc.headers or {}).items():
         response[name] = value
     return response

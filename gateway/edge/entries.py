@@ -1,0 +1,62 @@
+"""The routes a call comes in by, one entry per API: its paths, the name its record keeps, how
+its body is parsed into the typed call, how the relay's answer and every refusal are written
+in its own shape, and where its key is sent. The lean ASGI route and the Django views serve
+every entry alike, through `gateway.edge.completion.complete`; below the edge, one path."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from billing.calls.records import Api
+from gateway.relay.attempts import Answer
+from gateway.request.call import AskedCall, parse_call, parse_embedding_call
+from gateway.request.errors import GatewayError
+
+Parser = Callable[[dict[str, Any], bytes, frozenset[str], Mapping[str, str]], AskedCall]
+"""The body (a JSON object), its bytes, the deployment's provider names and the call's tag
+headers, into the typed call; raises GatewayError for the first thing unreadable."""
+
+
+def as_relayed(answer: Answer, asked: AskedCall) -> Answer:
+    """The relay's answer as it is: the API speaks Chat Completions' (or its own) shape."""
+    return answer
+
+
+def openai_error(exc: GatewayError) -> tuple[int, bytes]:
+    """A refusal as OpenAI's error object, with its status."""
+    return exc.status, exc.json()
+
+
+def bearer_key(headers: Mapping[bytes, bytes]) -> str | None:
+    """The `Authorization` header, for `authenticate_bearer`."""
+    value = headers.get(b"authorization")
+    return value.decode("latin-1") if value else None
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    api: Api
+    paths: frozenset[str]
+    parse: Parser
+    shaped: Callable[[Answer, AskedCall], Answer] = as_relayed
+    """The relay's answer (Chat Completions' shape, plain or streamed) in the API's shape."""
+    error: Callable[[GatewayError], tuple[int, bytes]] = openai_error
+    """A refusal in the API's shape: its status and JSON body."""
+    key: Callable[[Mapping[bytes, bytes]], str | None] = bearer_key
+    """The `Authorization` value of a call by its headers (lowercase names): where the API's
+    clients send their key, as a Bearer header."""
+
+
+CHAT = Entry(
+    "chat",
+    frozenset({"/v1/chat/completions", "/models/completions", "/api/v1/chat/completions"}),
+    parse_call,
+)
+EMBEDDINGS = Entry(
+    "embeddings", frozenset({"/v1/embeddings", "/api/v1/embeddings"}), parse_embedding_call
+)
+
+ENTRIES: tuple[Entry, ...] = (CHAT, EMBEDDINGS)
+BY_PATH: dict[str, Entry] = {path: entry for entry in ENTRIES for path in entry.paths}
