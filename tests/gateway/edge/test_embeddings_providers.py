@@ -475,3 +475,21 @@ def test_the_alias_route_answers_the_same(world: World) -> None:
     response = world.post({"model": route.model, "input": "a b"}, path="/api/v1/embeddings")
     assert response.status_code == 200, response.text
     assert vectors(response) == [embedding_vector("a b")]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="gateway/relay/embedding.py _answer writes no momor_metadata for a served call "
+    "(chat's plain_answer adds served_metadata(call)); only a failed call's error carries it",
+)
+def test_a_served_call_asking_for_metadata_gets_it(world: World) -> None:
+    route = ROUTES["openai"]
+    response = world.post(
+        {"model": route.model, "input": "a"},
+        path=PATH,
+        headers={"X-Momor-Metadata": "enabled"},
+    )
+    assert response.status_code == 200, response.text
+    metadata = response.json()["momor_metadata"]
+    assert [c["outcome"] for c in metadata["candidates"]] == ["served"]
+    assert metadata["summary"].endswith("served by openai on try 1")
