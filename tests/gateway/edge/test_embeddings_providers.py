@@ -493,3 +493,24 @@ def test_a_served_call_asking_for_metadata_gets_it(world: World) -> None:
     metadata = response.json()["momor_metadata"]
     assert [c["outcome"] for c in metadata["candidates"]] == ["served"]
     assert metadata["summary"].endswith("served by openai on try 1")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="gateway/relay/worst_case.py _prompt_cost caps the reservation at the model's "
+    "context_length, which bounds one input, not a call of many: a batch past it is charged "
+    "the reservation (charge_capped) instead of its tokens",
+)
+def test_a_batch_longer_than_one_inputs_context_is_billed_on_all_its_tokens(
+    world: World,
+) -> None:
+    row = Model.objects.create(id="test/short-context", kind="embedding", context_length=8)
+    offer(row, Provider.objects.get(name="openai"), "short-context-embed", "0.02", "0")
+    settle()
+    texts = ["one two three four five"] * 3  # 5 tokens each, within the 8 of one input
+    response, _ = embed(world, {"model": "test/short-context", "input": texts})
+    assert response.status_code == 200, response.text
+    assert response.json()["usage"]["prompt_tokens"] == 15
+    generation = charged(world, response)
+    assert generation.prompt_tokens == 15
+    assert (generation.cost, generation.charge_capped) == (usd(15, "0.02"), False)
