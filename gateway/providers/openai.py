@@ -61,6 +61,7 @@ from gateway.providers.reasoning import (
     move_reasoning_back,
     reasoning_asked,
 )
+from gateway.providers.responses.native import upstream_body
 
 # OpenAI's vision pricing (platform.openai.com/docs/guides/images-vision, "Calculating
 # costs"): a patch model counts at most 1,536 patches times its multiplier (2.46 for the nano
@@ -83,6 +84,10 @@ class OpenAIAdapter(Adapter):
     takes_base64: ClassVar[bool] = True
     """Whether the provider is sent the client's `encoding_format` (else it is asked for
     floats, its default)."""
+    speaks_responses: ClassVar[bool] = True
+    """Whether the provider serves OpenAI's Responses API (`POST {base_url}/responses`): a
+    Responses call goes to it as written (`gateway.providers.responses.native`), not
+    translated into Chat Completions."""
 
     def prepare(self, body: ChatRequest, target: Target) -> UpstreamRequest:
         return UpstreamRequest(
@@ -175,6 +180,14 @@ class OpenAIAdapter(Adapter):
     def embeddings(self, data: bytes) -> Embeddings:
         return openai_embeddings(data)
 
+    def prepare_responses(self, request: Json, target: Target) -> UpstreamRequest:
+        """A Responses call as the provider's own API takes it (`native_request` of it)."""
+        return UpstreamRequest(
+            url=f"{target.base_url}/responses",
+            headers=self.auth_headers(target.secret),
+            body=upstream_body(request, target.upstream_id),
+        )
+
 
 class OpenAIOnMomorKey(OpenAIAdapter):
     """OpenAI keeps nothing on Momor's key: `store` goes as false whatever was sent."""
@@ -204,6 +217,7 @@ class MistralAdapter(OpenAIAdapter):
     max_tokens_field = "max_tokens"
     seed_field = "random_seed"
     takes_stream_options = False
+    speaks_responses = False
     part_tokens = Adapter.part_tokens  # no documented figure of OpenAI's
 
     def embeddings_body(self, request: EmbeddingRequest, target: Target) -> Json:
@@ -219,6 +233,7 @@ class DeepInfraAdapter(OpenAIAdapter):
     max_tokens_field = "max_tokens"
     takes_base64 = False
     reasoning_input_field = "reasoning_content"
+    speaks_responses = False
     part_tokens = Adapter.part_tokens
 
 
@@ -229,6 +244,7 @@ class CompatibleAdapter(OpenAIAdapter):
     max_tokens_field = "max_tokens"
     takes_base64 = False
     reasoning_input_field = "reasoning_content"
+    speaks_responses = False
     part_tokens = Adapter.part_tokens
 
 

@@ -97,6 +97,8 @@ ADAPTER_TESTS = [
     "test_translation_fuzz",
     "test_reasoning",
     "test_contract",
+    "test_responses_to_chat",
+    "test_responses_answers",
 ]
 
 
