@@ -17,6 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from testkit.fake_embeddings import embedding_vector
 from tests.real_server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -158,3 +159,19 @@ def test_a_second_run_keeps_what_the_operator_changed(quickstart: Quickstart) ->
         "P.objects.filter(name__in=['demo', 'openai']).order_by('name')])"
     )
     assert kept == "[('demo', 'Our demo', False), ('openai', 'OpenAI', True)]"
+
+
+def test_the_readmes_embeddings_call_is_served_by_the_demo(quickstart: Quickstart) -> None:
+    with quickstart.serving() as url:
+        key = (quickstart.checkout / "var" / "quickstart.key").read_text().strip()
+        body = {"model": "demo/embed", "input": ["Hello", "World"]}
+        answered = httpx.post(
+            url + "/v1/embeddings", json=body, timeout=30,
+            headers={"authorization": f"Bearer {key}"},
+        )  # fmt: skip
+    assert answered.status_code == 200, answered.text
+    data = answered.json()["data"]
+    assert [item["embedding"] for item in data] == [
+        embedding_vector("Hello"),
+        embedding_vector("World"),
+    ]
