@@ -17,6 +17,7 @@ from gateway.relay.admit import Renewal
 from gateway.relay.answer_usage import estimated_usage
 from gateway.relay.attempts import Answer, Attempt, Call, tokens_of, transport_message
 from gateway.relay.failover import adapter_of, final_error, open_try, read_all, readable, refused
+from gateway.relay.metadata import served_metadata
 from gateway.request.call import EmbeddingCall
 from gateway.routing.candidates import Candidate
 from gateway.upstream.interface import UpstreamError
@@ -67,7 +68,7 @@ async def _try(call: Call, asked: EmbeddingCall, candidate: Candidate) -> Answer
     usage = _usage(read.prompt_tokens, asked)
     attempt.served(response.status_code, usage)
     call_served(call.record, attempt.outcome(usage, "", ""))
-    body = _answer(read, asked, candidate, usage)
+    body = _answer(read, asked, attempt, usage)
     return Answer(200, attempt.served_headers(), body)
 
 
@@ -86,20 +87,23 @@ def _usage(prompt_tokens: int | None, asked: EmbeddingCall) -> Usage:
     return Usage(prompt_tokens=prompt_tokens)
 
 
-def _answer(read: Embeddings, asked: EmbeddingCall, candidate: Candidate, usage: Usage) -> bytes:
+def _answer(read: Embeddings, asked: EmbeddingCall, attempt: Attempt, usage: Usage) -> bytes:
     encode = _base64 if asked.base64 else list
-    return orjson.dumps(
-        {
-            "object": "list",
-            "data": [
-                {"object": "embedding", "index": index, "embedding": encode(vector)}
-                for index, vector in enumerate(read.vectors)
-            ],
-            "model": candidate.offering.model_id,
-            "provider": candidate.offering.provider.label,
-            "usage": {"prompt_tokens": usage.prompt_tokens, "total_tokens": usage.prompt_tokens},
-        }
-    )
+    offering = attempt.candidate.offering
+    body: dict[str, object] = {
+        "object": "list",
+        "data": [
+            {"object": "embedding", "index": index, "embedding": encode(vector)}
+            for index, vector in enumerate(read.vectors)
+        ],
+        "model": offering.model_id,
+        "provider": offering.provider.label,
+        "usage": {"prompt_tokens": usage.prompt_tokens, "total_tokens": usage.prompt_tokens},
+    }
+    metadata = served_metadata(attempt.call)
+    if metadata is not None:
+        body["momor_metadata"] = metadata
+    return orjson.dumps(body)
 
 
 def _base64(vector: list[float]) -> str:

@@ -23,7 +23,7 @@ from billing.calls.cost import MILLION, byok_fee, floor
 from gateway.catalog.snapshot import OfferingInfo
 from gateway.providers import REGISTRY, adapter_for
 from gateway.providers.contract import Adapter, ChatRequest, Target
-from gateway.request.call import AskedCall, ChatCall
+from gateway.request.call import AskedCall, ChatCall, EmbeddingCall
 from gateway.routing.candidates import PART_MODALITIES, Candidate, target_of
 
 # Where a part's cost follows its bytes, the string that holds them.
@@ -39,17 +39,21 @@ class MediaParts:
 
 
 def worst_cost(asked: AskedCall, candidates: list[Candidate]) -> Decimal:
-    if isinstance(asked, ChatCall):
-        parts = media_parts(asked.request.get("messages"))
-        return max(_cost(asked, parts, candidate) for candidate in candidates)
-    return max(_prompt_cost(asked, candidate) for candidate in candidates)
+    if isinstance(asked, EmbeddingCall):
+        return max(_prompt_cost(asked, candidate) for candidate in candidates)
+    if not isinstance(asked, ChatCall):
+        raise TypeError(f"no worst cost for {asked.api} calls")
+    parts = media_parts(asked.request.get("messages"))
+    return max(_cost(asked, parts, candidate) for candidate in candidates)
 
 
-def _prompt_cost(asked: AskedCall, candidate: Candidate) -> Decimal:
-    """A call billed by its prompt alone (embeddings): two bytes of body per token."""
+def _prompt_cost(asked: EmbeddingCall, candidate: Candidate) -> Decimal:
+    """A call billed by its prompt alone (embeddings): two bytes of body per token, never
+    more than the model's context window for each input."""
     offering = candidate.offering
     tokens = asked.size // 2 + 1
-    tokens = min(tokens, offering.context_length or tokens)
+    if offering.context_length:
+        tokens = min(tokens, offering.context_length * asked.inputs)
     cost = floor(tokens * offering.prices.prompt / MILLION)
     return cost * byok_fee() if candidate.key_source == "own" else cost
 

@@ -477,11 +477,6 @@ def test_the_alias_route_answers_the_same(world: World) -> None:
     assert vectors(response) == [embedding_vector("a b")]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gateway/relay/embedding.py _answer writes no momor_metadata for a served call "
-    "(chat's plain_answer adds served_metadata(call)); only a failed call's error carries it",
-)
 def test_a_served_call_asking_for_metadata_gets_it(world: World) -> None:
     route = ROUTES["openai"]
     response = world.post(
@@ -495,12 +490,6 @@ def test_a_served_call_asking_for_metadata_gets_it(world: World) -> None:
     assert metadata["summary"].endswith("served by openai on try 1")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gateway/relay/worst_case.py _prompt_cost caps the reservation at the model's "
-    "context_length, which bounds one input, not a call of many: a batch past it is charged "
-    "the reservation (charge_capped) instead of its tokens",
-)
 def test_a_batch_longer_than_one_inputs_context_is_billed_on_all_its_tokens(
     world: World,
 ) -> None:
