@@ -22,6 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = ROOT / ".venv" / "bin"
 MODEL = "bench/fast"  # the model id clients ask for
 UPSTREAM_ID = "fast"  # the fake's model id, what the gateways send on
+EMBED_MODEL = "bench/embed"  # the embedding model measured beside the chat calls
+EMBED_UPSTREAM_ID = "embed"
 CHUNKS = 20
 ANSWER = " ".join(f"w{i:02d}" for i in range(CHUNKS))  # 20 pieces of text
 FAKE_KEY_ENV = "MOMOR_PROVIDER_KEY_BENCH"
@@ -50,6 +52,20 @@ provider = "benchfake"
 upstream_id = "{UPSTREAM_ID}"
 prompt_price = 0.01
 completion_price = 0.01
+"""
+# Loaded with CATALOG where the deployment's code knows a model's kind (a --baseline of a ref
+# from before embeddings does not, and is measured on chat calls alone).
+EMBEDDINGS_CATALOG = f"""
+[[models]]
+id = "{EMBED_MODEL}"
+kind = "embedding"
+released = 2025-01-01
+
+[[offerings]]
+model = "{EMBED_MODEL}"
+provider = "benchfake"
+upstream_id = "{EMBED_UPSTREAM_ID}"
+prompt_price = 0.01
 """
 
 
@@ -130,6 +146,7 @@ class Deployment:
         self.fake_url = fake_url
         self.log_dir = log_dir
         self.key = ""
+        self.embeddings = False  # its catalog serves EMBED_MODEL
         self.worker: Proc | None = None
         self.env = self._env()
 
@@ -156,8 +173,15 @@ class Deployment:
         s = self.settings
         self.manage("migrate", "--noinput", "-v", "0")
         catalog = self.log_dir / "catalog.toml"
-        catalog.write_text(CATALOG.format(base_url=f"{self.fake_url}/v1"))
-        self.manage("load_catalog", str(catalog))
+        chat = CATALOG.format(base_url=f"{self.fake_url}/v1")
+        catalog.write_text(chat + EMBEDDINGS_CATALOG)
+        try:
+            self.manage("load_catalog", str(catalog))
+            self.embeddings = True
+        except RuntimeError:  # code from before embeddings: the chat model alone
+            print(f"    {self.root.name}: no embedding model loads; chat calls alone", flush=True)
+            catalog.write_text(chat)
+            self.manage("load_catalog", str(catalog))
         self.manage("create_org", s.org, "--credits", "100000000")
         self.key = self.manage(
             "create_api_key", "--org", s.org, "--name", "bench",

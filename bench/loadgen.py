@@ -19,9 +19,13 @@ TIMEOUT = 30.0
 SAMPLE_BODIES = 3
 
 
+PROMPT = "Say hello in twenty pieces."
+
+
 @dataclass(frozen=True)
 class Target:
-    """An OpenAI-compatible endpoint: POST `{base}/chat/completions` with `key` and `model`."""
+    """An OpenAI-compatible endpoint: POST `{base}/chat/completions` with `key` and `model`
+    (`api` "embeddings": POST `{base}/embeddings`, the prompt as the one input)."""
 
     name: str
     base_url: str
@@ -30,6 +34,7 @@ class Target:
     # More processes of the same gateway on the same host (same path): connections are spread
     # round-robin over base_url's port and these.
     more_ports: tuple[int, ...] = ()
+    api: str = "chat"
 
     @property
     def host_port(self) -> tuple[str, int]:
@@ -47,13 +52,16 @@ class Target:
         """The raw bytes of one call, built once and resent as is."""
         body: dict[str, object] = {
             "model": self.model,
-            "messages": [{"role": "user", "content": "Say hello in twenty pieces."}],
+            "messages": [{"role": "user", "content": PROMPT}],
             "max_tokens": 64,
         }
+        route = "/chat/completions"
+        if self.api == "embeddings":
+            body, route = {"model": self.model, "input": PROMPT}, "/embeddings"
         if stream:
             body["stream"] = True
         payload = orjson.dumps(body)
-        path = urlsplit(self.base_url).path.rstrip("/") + "/chat/completions"
+        path = urlsplit(self.base_url).path.rstrip("/") + route
         host, port = self.host_port
         head = (
             f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\n"

@@ -1,6 +1,7 @@
-"""The phases measured on one target: plain latency, saturated throughput, streaming (with the
-gateway's CPU per stream), memory at idle, under load and over a soak (and the Celery worker's
-beside it), and errors by status in every phase."""
+"""The phases measured on one target: plain latency, an embeddings call's latency beside it
+(where the target serves one), saturated throughput, streaming (with the gateway's CPU per
+stream), memory at idle, under load and over a soak (and the Celery worker's beside it), and
+errors by status in every phase."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ class Plan:
     soak_seconds: float = 60.0
     soak_concurrency: int = 16
     warmup: int = 300
+    embeddings_warmup: int = 50
 
 
 def pct(values: list[float], q: float) -> float | None:
@@ -79,13 +81,14 @@ class Meter:
     pids: tuple[int, ...] = ()
     cores: tuple[int, ...] = (0,)
     worker: tuple[int, ...] = ()
+    embeddings: Target | None = None
     metrics: Metrics = field(default_factory=dict)
     served: int = 0  # calls answered 200, every phase (each one a record to store)
     samples: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     errors: dict[str, dict[str, int]] = field(default_factory=dict)
 
-    async def phase(self, name: str, **kwargs: Any) -> PhaseRun:
-        run = await run_phase(self.target, **kwargs)
+    async def phase(self, name: str, target: Target | None = None, **kwargs: Any) -> PhaseRun:
+        run = await run_phase(target or self.target, **kwargs)
         self.served += len(run.ok)
         self.errors[name] = _errors(run)
         if run.samples:
@@ -123,6 +126,27 @@ class Meter:
                 **_spread(totals), "calls": len(run.results), "rps": _rate(run),
                 **self.spent_per_call(before, len(run.ok), "cpu_ms_per_call"),
             }  # fmt: skip
+
+    async def embed(self) -> None:
+        """An embeddings call (one short input) at c1, as many and as long as the chat calls'
+        c1 level, after a short warm-up of its own: its latency beside theirs."""
+        if self.embeddings is None:
+            return
+        plan = self.plan
+        await self.phase(
+            "warmup_embeddings", self.embeddings, concurrency=1, count=plan.embeddings_warmup,
+            seconds=10,
+        )  # fmt: skip
+        await self.settle("embeddings_c1")
+        before = self.spent()
+        run = await self.phase(
+            "embeddings_c1", self.embeddings, concurrency=1, count=plan.latency_count,
+            seconds=plan.latency_seconds,
+        )  # fmt: skip
+        self.metrics["embeddings_c1"] = {
+            **_spread([r.total for r in run.ok]), "calls": len(run.results), "rps": _rate(run),
+            **self.spent_per_call(before, len(run.ok), "cpu_ms_per_call"),
+        }  # fmt: skip
 
     async def throughput(self) -> None:
         steps, best = [], None
@@ -285,13 +309,15 @@ def _slope(points: list[tuple[float, float]]) -> float:
 
 async def measure(
     target: Target, plan: Plan, pids: tuple[int, ...] = (), cores: tuple[int, ...] = (0,),
-    soak: bool = True, worker: tuple[int, ...] = (),
+    soak: bool = True, worker: tuple[int, ...] = (), embeddings: Target | None = None,
 ) -> Metrics:  # fmt: skip
-    """Every phase on one target, in order; the metrics with errors and error bodies (and the
-    RSS of the `worker` processes after the warm-up and at the end)."""
-    meter = Meter(target, plan, pids, cores, worker)
+    """Every phase on one target, in order (the embeddings phase on `embeddings`, the same
+    server's embeddings endpoint, when given); the metrics with errors and error bodies (and
+    the RSS of the `worker` processes after the warm-up and at the end)."""
+    meter = Meter(target, plan, pids, cores, worker, embeddings)
     await meter.warm()
     await meter.latency()
+    await meter.embed()
     await meter.throughput()
     await meter.stream()
     if soak:

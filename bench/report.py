@@ -51,6 +51,10 @@ def added(direct: Metrics, target: Metrics) -> Metrics:
         d, t = direct.get(f"stream_{level}", {}), target.get(f"stream_{level}", {})
         for key in ("first_p50", "first_p99", "last_p50", "last_p99"):
             out[f"stream_{level}_{key}"] = _sub(t.get(key), d.get(key))
+    if "embeddings_c1" in target:
+        d, t = direct.get("embeddings_c1", {}), target["embeddings_c1"]
+        for q in ("p50", "p90", "p99"):
+            out[f"embeddings_c1_{q}"] = _sub(t.get(q), d.get(q))
     d_rps, t_rps = direct["throughput"]["rps"], target["throughput"]["rps"]
     out["throughput_share_of_direct"] = round(t_rps / d_rps, 3) if d_rps else None
     return out
@@ -111,6 +115,7 @@ def targets(sections: list[Metrics]) -> list[Metrics]:
         *_stream_goals(momor, floor),
         *_rss_goals(momor),
         _daphne_goal(servers),
+        *embeddings_goals(momor),
     ]
 
 
@@ -187,6 +192,29 @@ def _stream_goals(momor: Metrics, floor: Metrics | None) -> list[Metrics]:
     ]
 
 
+EMBEDDINGS_LIMIT = 1.2
+
+
+def embeddings_goals(momor: Metrics) -> list[Metrics]:
+    """An embeddings call's added latency at c1 against a Chat Completions call's, in the same
+    section (each added against its own direct call), p50 and p99: within 1.2x."""
+    out = []
+    for q in ("p50", "p99"):
+        name = f"embeddings: added latency {q} at c1 vs Chat Completions' (governed)"
+        ours, chat = momor["added"].get(f"embeddings_c1_{q}"), momor["added"][f"latency_c1_{q}"]
+        if ours is None:
+            goal = _goal(name, None, EMBEDDINGS_LIMIT, "x")
+            goal["note"] = "not measured: the deployment's catalog serves no embedding model"
+        elif chat is None or chat <= 0:
+            goal = _goal(name, None, EMBEDDINGS_LIMIT, "x")
+            goal["note"] = f"no ratio: {_fmt(ours)} ms vs Chat Completions' {_fmt(chat)} ms"
+        else:
+            goal = _goal(name, round(ours / chat, 2), EMBEDDINGS_LIMIT, "x")
+            goal["note"] = f"{_fmt(ours)} ms vs Chat Completions' {_fmt(chat)} ms"
+        out.append(goal)
+    return out
+
+
 def _rss_goals(momor: Metrics) -> list[Metrics]:
     """One gateway process's RSS at idle and its growth over the soak; the Celery worker's
     beside them."""
@@ -261,6 +289,7 @@ def save(report: Metrics, results: Path) -> Path:
 ROWS: list[tuple[str, str, str]] = [
     *[(f"plain c{c} {q} ms", f"latency_c{c}", q) for c in (1, 16, 64)
       for q in ("p50", "p90", "p99")],
+    *[(f"embeddings c1 {q} ms", "embeddings_c1", q) for q in ("p50", "p90", "p99")],
     ("throughput req/s (0 errors)", "throughput", "rps"),
     ("  at concurrency", "throughput", "at_concurrency"),
     ("  gateway CPU ms/call", "throughput", "cpu_ms_per_call"),
@@ -274,6 +303,7 @@ ROWS: list[tuple[str, str, str]] = [
     *[(f"stream c{c} gateway CPU ms/stream", f"stream_c{c}", "cpu_ms_per_stream")
       for c in (1, 16)],
     ("plain c1 gateway CPU ms/call", "latency_c1", "cpu_ms_per_call"),
+    ("embeddings c1 gateway CPU ms/call", "embeddings_c1", "cpu_ms_per_call"),
     ("plain c1 Celery worker CPU ms/call", "latency_c1", "worker_cpu_ms_per_call"),
     ("plain c1 PostgreSQL+Redis CPU ms/call", "latency_c1", "services_cpu_ms_per_call"),
     ("stream c16 Celery worker CPU ms/stream", "stream_c16", "worker_cpu_ms_per_call"),
@@ -296,7 +326,7 @@ def _cell(metrics: Metrics, group: str, key: str) -> Any:
 
 
 def _added_cell(section: Metrics, group: str, key: str) -> Any:
-    if group.startswith(("latency_", "stream_")):
+    if group.startswith(("latency_", "stream_", "embeddings_")):
         return section["added"].get(f"{group}_{key}")
     if group == "throughput" and key == "rps":
         share = section["added"].get("throughput_share_of_direct")

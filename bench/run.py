@@ -239,6 +239,16 @@ class Bench:
     def direct(self) -> Target:
         return Target("direct", f"{self.fake_url}/v1", "sk-bench-fake", deploy.UPSTREAM_ID)
 
+    def embedding_targets(
+        self, gateway: Gateway, target: Target
+    ) -> tuple[Target | None, Target | None]:
+        """The embeddings call measured beside the chat calls, direct and through the
+        gateway: Momor's sections whose catalog serves the embedding model."""
+        if gateway.kind != "momor" or not self.deployment_of(gateway).embeddings:
+            return None, None
+        direct = replace(self.direct(), model=deploy.EMBED_UPSTREAM_ID, api="embeddings")
+        return direct, replace(target, model=deploy.EMBED_MODEL, api="embeddings")
+
     def launch(
         self, gateway: Gateway, processes: int = 1, nice: int = 0
     ) -> tuple[list[Proc], Target]:
@@ -279,13 +289,15 @@ class Bench:
         pids = tuple(p.pid for p in procs)
         cores = tuple(gateway_core(i) for i in range(len(procs))) or (GATEWAY_CORE,)
         kind, worker = self.deployment_kind(gateway)
+        direct_embed, embed = self.embedding_targets(gateway, target)
         try:
             print(f"[{repeat}] {gateway.name}: direct baseline", flush=True)
-            direct = await measure(self.direct(), self.plan, soak=False)
+            direct = await measure(self.direct(), self.plan, soak=False, embeddings=direct_embed)
             print(f"[{repeat}] {gateway.name}: measuring (pids {pids})", flush=True)
             result = await measure(
-                target, self.plan, pids, cores, soak=gateway.kind != "floor", worker=worker
-            )
+                target, self.plan, pids, cores, soak=gateway.kind != "floor", worker=worker,
+                embeddings=embed,
+            )  # fmt: skip
             section: Metrics = {"gateway": gateway.name, "direct": direct, "target": result}
             section |= {"deployment": kind, "server": gateway.server, "processes": len(procs)}
             section["env"] = dict(gateway.env)
