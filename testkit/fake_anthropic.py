@@ -1,5 +1,8 @@
 """Anthropic's Messages API for the fake upstream: `POST .../v1/messages`, its request checks,
-the plain `message` answer and the streamed event sequence, shaped like api.anthropic.com's.
+the plain `message` answer and the streamed event sequence, shaped like api.anthropic.com's;
+and `POST .../v1/messages/count_tokens`, its body checked against the SDK's
+`MessageCountTokensParams` and the API's rules on messages and tools, answering
+`{"input_tokens": N}`.
 
 A `Behaviour` becomes Anthropic's wire format: `reasoning` a thinking block signed with
 `fake_signature` (or, with `reasoning_field: "redacted_thinking"`, a redacted thinking block
@@ -27,6 +30,7 @@ from itertools import count
 
 import orjson
 from aiohttp import web
+from anthropic.types.message_count_tokens_params import MessageCountTokensParams
 from anthropic.types.message_create_params import MessageCreateParamsBase
 from pydantic import TypeAdapter, ValidationError
 
@@ -66,8 +70,12 @@ KINDS = {
 MID_STREAM = {"type": "overloaded_error", "message": "Overloaded"}
 
 
+COUNT_TOP_LEVEL = frozenset(MessageCountTokensParams.__annotations__)
+
+
 def register(app: web.Application) -> None:
     app.router.add_post("/{prefix:(?:.*/)?}v1/messages", messages)
+    app.router.add_post("/{prefix:(?:.*/)?}v1/messages/count_tokens", count_tokens)
 
 
 async def messages(request: web.Request) -> web.StreamResponse:
@@ -84,6 +92,22 @@ async def messages(request: web.Request) -> web.StreamResponse:
     return await upstream.serve(request, checked["model"], record, MessagesAnswer(checked))
 
 
+async def count_tokens(request: web.Request) -> web.StreamResponse:
+    """`POST /v1/messages/count_tokens`: the input tokens a Messages call would take, counted as
+    the call's answer counts them; a scripted failure of the model fails it too."""
+    upstream = request.app[UPSTREAM]
+    try:
+        body: object = orjson.loads(await request.read())
+    except orjson.JSONDecodeError:
+        body = None
+    model = body.get("model") if isinstance(body, dict) else None
+    record = upstream.record(request, body, model if isinstance(model, str) else None)
+    checked = _checked(request, body, count=True)
+    if isinstance(checked, web.Response):
+        return await upstream.refuse(request, record, checked)
+    return await upstream.serve(request, checked["model"], record, CountAnswer(checked))
+
+
 def _mid_stream(behaviour: Behaviour) -> Json:
     if behaviour.stream_error_message is None:
         return MID_STREAM
@@ -98,8 +122,9 @@ def error_body(kind: str, message: str) -> Json:
     }
 
 
-def _checked(request: web.Request, body: object) -> Json | web.Response:
-    """The body of a call the API takes, else the API's refusal."""
+def _checked(request: web.Request, body: object, *, count: bool = False) -> Json | web.Response:
+    """The body of a call the API takes (a token count's, with `count`), else the API's
+    refusal."""
     # The API takes its key as x-api-key or, as the SDK (2.x) sends it, as a Bearer token.
     if not request.headers.get("x-api-key") and not _bearer(request):
         return json_response(
@@ -108,7 +133,7 @@ def _checked(request: web.Request, body: object) -> Json | web.Response:
     if not request.headers.get(API_VERSION_HEADER):
         message = "anthropic-version: header is required"
         return json_response(error_body("invalid_request_error", message), 400)
-    problem = invalid(body)
+    problem = invalid_count(body) if count else invalid(body)
     if problem is not None or not isinstance(body, dict):
         return json_response(error_body("invalid_request_error", str(problem)), 400)
     return body
@@ -138,6 +163,37 @@ def invalid(body: object) -> str | None:
     except Invalid as problem:
         return str(problem)
     return None
+
+
+def invalid_count(body: object) -> str | None:
+    """Why the API would refuse this count_tokens body, or None."""
+    try:
+        _check_count(body)
+    except Invalid as problem:
+        return str(problem)
+    return None
+
+
+def _check_count(body: object) -> None:
+    if not isinstance(body, dict):
+        raise Invalid("There was an error parsing the body of your request. It must be JSON.")
+    unknown = sorted(set(body) - COUNT_TOP_LEVEL)
+    if unknown:
+        raise Invalid(f"{unknown[0]}: Extra inputs are not permitted")
+    for key in ("messages", "model"):
+        if key not in body:
+            raise Invalid(f"{key}: Field required")
+    try:
+        _drain(_count_params().validate_python(body, strict=True), "")
+    except ValidationError as error:
+        raise Invalid(_described(error, "")) from None
+    _check_messages(body["messages"])
+    _check_tools(body)
+
+
+@cache
+def _count_params() -> TypeAdapter[MessageCountTokensParams]:
+    return TypeAdapter(MessageCountTokensParams)
 
 
 def _check(body: object) -> None:
@@ -435,6 +491,29 @@ class MessagesAnswer:
         return SseEvents(
             head=head, body=body, tail=tail, error=_sse("error", {"error": _mid_stream(behaviour)})
         )
+
+    def failure(self, fail: Failure) -> web.Response:
+        kind = KINDS.get(
+            fail.status, "api_error" if fail.status >= 500 else "invalid_request_error"
+        )
+        message = f"The fake upstream was scripted to fail with status {fail.status}."
+        return failure_response(fail, error_body(kind, message))
+
+
+class CountAnswer:
+    """The answer to one valid count_tokens call: the input tokens its messages and system
+    would count in a Messages answer."""
+
+    stream = False
+
+    def __init__(self, body: Json) -> None:
+        self.input_tokens = prompt_tokens(body["messages"]) + _system_words(body.get("system"))
+
+    def plain(self, behaviour: Behaviour) -> web.Response:
+        return json_response({"input_tokens": self.input_tokens})
+
+    def events(self, behaviour: Behaviour) -> SseEvents:
+        raise NotImplementedError("a token count does not stream")
 
     def failure(self, fail: Failure) -> web.Response:
         kind = KINDS.get(
