@@ -10,7 +10,16 @@ from typing import Any
 
 from gateway.request.errors import invalid_value
 
-TAG_HEADERS = ("x-request-id", "x-session-id", "http-referer", "x-title", "x-momor-metadata")
+TAG_HEADERS = (
+    "x-request-id",
+    "x-session-id",
+    "http-referer",
+    "x-title",
+    "x-momor-metadata",
+    # Read by the Messages route: Anthropic's API version and betas, forwarded to Anthropic.
+    "anthropic-version",
+    "anthropic-beta",
+)
 REQUEST_ID_MAX, SESSION_MAX, REFERER_MAX, TITLE_MAX = 128, 256, 2048, 256
 
 
