@@ -27,6 +27,9 @@ class Answer:
     status: int
     headers: dict[str, str]
     body: bytes | AsyncIterator[bytes]
+    native: bool = False
+    """Written in the API the call came by, as its provider wrote it (a Messages call served by
+    Anthropic): the entry sends it as it is, not from Chat Completions' shape."""
 
 
 @dataclass(slots=True)

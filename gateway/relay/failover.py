@@ -44,14 +44,20 @@ log = logging.getLogger(__name__)
 
 async def answer(call: Call, chat: ChatCall) -> Answer:
     """Try the candidates in order; the first that answers serves the call."""
-    try_one = _try_stream if chat.options.stream else _try_plain
     call.renewal = Renewal(call.record.ticket, call.started)
     for candidate in call.candidates:
         call.renewal.tick()
-        answered = await try_one(call, chat, candidate)
+        answered = await try_candidate(call, chat, candidate)
         if answered is not None:
             return answered
     raise final_error(call)
+
+
+async def try_candidate(call: Call, chat: ChatCall, candidate: Candidate) -> Answer | None:
+    """One candidate tried with the call's Chat Completions request, plain or streamed; None
+    when the try failed and the next candidate may be tried."""
+    try_one = _try_stream if chat.options.stream else _try_plain
+    return await try_one(call, chat, candidate)
 
 
 async def _try_plain(call: Call, chat: ChatCall, candidate: Candidate) -> Answer | None:
@@ -121,7 +127,7 @@ async def _try_stream(call: Call, chat: ChatCall, candidate: Candidate) -> Answe
     if response is None:
         return None
     if response.status_code >= 300:
-        data = await _read_failure(response)
+        data = await read_failure(response)
         return refused(attempt, adapter.failure(response.status_code, data))
     translator = adapter.stream()
     if call.asked.options.rules is not None:
@@ -154,12 +160,12 @@ async def open_try(
         attempt.failed(exc.failure)
         return None
     except CannotCarry as exc:
-        _uncarried(call, attempt, str(exc))
+        uncarried(call, attempt, str(exc))
         return None
     except Exception as exc:  # a value the translation could not read fails this offering alone
         log.warning("the call could not be translated for %s", attempt.candidate.offering.place,
                     exc_info=True)  # fmt: skip
-        _uncarried(call, attempt, f"a value it could not translate ({type(exc).__name__})")
+        uncarried(call, attempt, f"a value it could not translate ({type(exc).__name__})")
         return None
     try:
         return await send(
@@ -178,7 +184,7 @@ def _head_timeout(stream: bool) -> float:
     return float(settings.MOMOR_UPSTREAM_FIRST_BYTE_TIMEOUT)
 
 
-def _uncarried(call: Call, attempt: Attempt, reason: str) -> None:
+def uncarried(call: Call, attempt: Attempt, reason: str) -> None:
     attempt.failed(Failure(None, f"cannot carry the call: {reason}"), decisive=False)
     call.uncarried = reason
 
@@ -187,7 +193,7 @@ async def read_all(response: Response) -> bytes:
     return await response.read(settings.MOMOR_UPSTREAM_CHUNK_TIMEOUT)
 
 
-async def _read_failure(response: Response) -> bytes:
+async def read_failure(response: Response) -> bytes:
     try:
         return await read_all(response)
     except (UpstreamError, TimeoutError):
