@@ -529,11 +529,12 @@ def _loads(raw: bytes) -> object:
 
 def protocols() -> list[Register]:
     """Every protocol the fake speaks: a new protocol module adds its import and its entry."""
-    from testkit import fake_anthropic, fake_embeddings, fake_gemini, fake_openai
+    from testkit import fake_anthropic, fake_embeddings, fake_gemini, fake_openai, fake_responses
 
     return [
         fake_openai.register,
         fake_embeddings.register,
+        fake_responses.register,
         fake_gemini.register,
         fake_anthropic.register,
     ]

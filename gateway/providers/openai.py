@@ -62,6 +62,7 @@ from gateway.providers.reasoning import (
     reasoning_asked,
 )
 from gateway.providers.responses.native import upstream_body
+from gateway.providers.responses.wire import ResponsesRequest
 
 # OpenAI's vision pricing (platform.openai.com/docs/guides/images-vision, "Calculating
 # costs"): a patch model counts at most 1,536 patches times its multiplier (2.46 for the nano
@@ -180,7 +181,7 @@ class OpenAIAdapter(Adapter):
     def embeddings(self, data: bytes) -> Embeddings:
         return openai_embeddings(data)
 
-    def prepare_responses(self, request: Json, target: Target) -> UpstreamRequest:
+    def prepare_responses(self, request: ResponsesRequest, target: Target) -> UpstreamRequest:
         """A Responses call as the provider's own API takes it (`native_request` of it)."""
         return UpstreamRequest(
             url=f"{target.base_url}/responses",

@@ -4,28 +4,32 @@ on Azure the deployment name), `store` (always false: Momor keeps nothing and ha
 keep nothing), and the reasoning items Momor wrote for another provider, left out (their
 `encrypted_content` is Momor's, which OpenAI cannot read). The answer is relayed as written,
 but for its `id` and `model` (Momor's); what Momor reads of it is its usage and its status,
-for the record and the bill."""
+for the record and the bill, its stream read as Chat Completions chunks by `ResponsesStream`
+(which is how the relay knows what a stream has shown, and when it failed)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from gateway.providers.contract import Failure, Json, Usage, openai_error
+from gateway.providers.contract import (
+    ChatCompletionChunk,
+    Event,
+    Failure,
+    Json,
+    StreamFailed,
+    StreamTranslator,
+    Usage,
+    envelope,
+    openai_error,
+)
 from gateway.providers.responses.wire import LIFECYCLE, MOMOR_REASONING, usage_of
 
-# The events that show the client something: a failure before any of them moves the call to
-# the next candidate.
-SHOWING = frozenset(
-    {
-        "response.output_text.delta", "response.refusal.delta",
-        "response.function_call_arguments.delta", "response.reasoning_summary_text.delta",
-        "response.reasoning_text.delta", "response.output_item.done", "response.completed",
-        "response.incomplete",
-    }
-)  # fmt: skip
+TEXT_DELTAS = ("response.output_text.delta", "response.refusal.delta")
+REASONING_DELTAS = ("response.reasoning_summary_text.delta", "response.reasoning_text.delta")
 ENDINGS = ("response.completed", "response.incomplete")
 CALLS = ("function_call", "custom_tool_call")
 
@@ -48,7 +52,7 @@ def _momor_reasoning(item: object) -> bool:
     return isinstance(content, str) and content.startswith(MOMOR_REASONING)
 
 
-def upstream_body(request: Json, upstream_id: str) -> bytes:
+def upstream_body(request: Mapping[str, object], upstream_id: str) -> bytes:
     return orjson.dumps({**request, "model": upstream_id})
 
 
@@ -99,49 +103,70 @@ def error_failure(error: object) -> Failure:
     return Failure(None, message, openai_error(found, message))
 
 
-class NativeEvents:
-    """A Responses stream read event by event: what the record needs of it (its usage, its
-    end, its failure) and the last sequence number, for the events Momor may end it on."""
+class ResponsesStream(StreamTranslator):
+    """A Responses stream read as Chat Completions chunks, for what the relay keeps of it
+    (what it shows, its usage, its end): its events themselves are relayed as written. An
+    `error` or `response.failed` event raises StreamFailed (it is not relayed: Momor ends the
+    stream on its own). The last sequence number relayed and the Response as last sent are
+    kept, for the events Momor ends a broken stream on."""
 
     def __init__(self) -> None:
-        self.usage: Usage | None = None
-        self.finish = ""
-        self.native_finish = ""
-        self.finished = False
-        self.failure: Failure | None = None
-        self.failed_sent = False
+        super().__init__()
         self.sequence = -1
         self.response: Json = {}
-        self.shown_chars = 0
+        self.calls: dict[int, int] = {}
+        """Each function call's tool call index, by its output index."""
 
-    def read(self, data: str) -> Json:
-        """One event's JSON, noted; raises ValueError for one that cannot be read."""
-        event = orjson.loads(data)
-        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+    def feed(self, event: Event) -> list[ChatCompletionChunk]:
+        data = orjson.loads(event.data)
+        if not isinstance(data, dict) or not isinstance(data.get("type"), str):
             raise ValueError("a stream event is not a Responses event")
-        sequence = event.get("sequence_number")
+        kind, response = data["type"], data.get("response")
+        if kind == "error":
+            raise StreamFailed(error_failure(data.get("error", data)))
+        if kind == "response.failed":
+            raise StreamFailed(response_failure(response if isinstance(response, dict) else {}))
+        sequence = data.get("sequence_number")
         if isinstance(sequence, int) and not isinstance(sequence, bool):
             self.sequence = max(self.sequence, sequence)
-        delta = event.get("delta")
-        self.shown_chars += len(delta) if isinstance(delta, str) else 0
-        self._noted(event["type"], event)
-        return event
-
-    def _noted(self, kind: str, event: Json) -> None:
-        response = event.get("response")
         if kind in LIFECYCLE and isinstance(response, dict):
             self.response = response
-            self.usage = usage_of(response.get("usage")) or self.usage
+            self.state.usage = usage_of(response.get("usage")) or self.state.usage
         if kind in ENDINGS and isinstance(response, dict):
-            self.finished = True
-            self.finish, self.native_finish = finish_of(response)
-        elif kind == "response.failed" and isinstance(response, dict):
-            self.failure = self.failure or response_failure(response)
-            self.failed_sent = True
-        elif kind == "error":
-            self.failure = self.failure or error_failure(event.get("error", event))
+            return [self._ended(response)]
+        return self._delta(kind, data)
+
+    def _ended(self, response: Json) -> ChatCompletionChunk:
+        state = self.state
+        state.finished = True
+        state.finish_reason, state.native_finish_reason = finish_of(response)
+        return envelope([{"index": 0, "delta": {}, "finish_reason": state.finish_reason}])
+
+    def _delta(self, kind: str, data: Json) -> list[ChatCompletionChunk]:
+        delta: Json | None = None
+        text = data.get("delta")
+        if kind in TEXT_DELTAS and isinstance(text, str):
+            delta = {"content": text}
+        elif kind in REASONING_DELTAS and isinstance(text, str):
+            delta = {"reasoning": text}
+        elif kind == "response.function_call_arguments.delta" and isinstance(text, str):
+            index = self.calls.get(_int(data.get("output_index")), 0)
+            delta = {"tool_calls": [{"index": index, "function": {"arguments": text}}]}
+        elif kind == "response.output_item.added":
+            delta = self._call(data)
+        if delta is None:
+            return []
+        return [envelope([{"index": 0, "delta": delta, "finish_reason": None}])]
+
+    def _call(self, data: Json) -> Json | None:
+        item = data.get("item")
+        if not isinstance(item, dict) or item.get("type") not in CALLS:
+            return None
+        index = self.calls[_int(data.get("output_index"))] = len(self.calls)
+        function = {"name": str(item.get("name") or ""), "arguments": ""}
+        call = {"index": index, "id": item.get("call_id"), "type": "function"}
+        return {"tool_calls": [{**call, "function": function}]}
 
 
-def shows(event: Json) -> bool:
-    """Whether an event shows the client something."""
-    return event.get("type") in SHOWING
+def _int(value: object) -> int:
+    return value if isinstance(value, int) else -1

@@ -11,10 +11,10 @@ import pytest
 from openai.types.responses import Response, ResponseStreamEvent
 from pydantic import TypeAdapter
 
-from gateway.providers.contract import Usage
+from gateway.providers.contract import Event, StreamFailed, Usage
 from gateway.providers.responses.chat_events import ChatEvents
 from gateway.providers.responses.from_chat import response_of
-from gateway.providers.responses.native import NativeEvents, native_reply
+from gateway.providers.responses.native import ResponsesStream, native_reply
 from gateway.providers.responses.wire import (
     event_bytes,
     momor_reasoning,
@@ -136,7 +136,9 @@ def test_a_text_stream_is_openai_s_event_sequence() -> None:
     assert events[6]["text"] == "Hello"
     completed = events[-1]["response"]
     assert completed["status"] == "completed"
-    assert completed["usage"] == responses_usage(Usage.from_openai(USAGE))  # type: ignore[arg-type]  # USAGE is a dict
+    usage = Usage.from_openai(USAGE)
+    assert usage is not None
+    assert completed["usage"] == responses_usage(usage)
     assert completed["output"] == [events[8]["item"]]
     assert events[8]["item"]["content"][0]["text"] == "Hello"
 
@@ -248,22 +250,55 @@ def test_a_plain_response_is_read_for_its_usage_and_end() -> None:
         native_reply(b'{"object": "chat.completion"}')
 
 
-def test_a_native_stream_is_read_for_its_usage_end_and_failure() -> None:
-    reader = NativeEvents()
-    reader.read('{"type":"response.created","sequence_number":0,"response":{"id":"r"}}')
-    reader.read('{"type":"response.output_text.delta","sequence_number":1,"delta":"abc"}')
-    final = {"id": "r", "status": "completed", "usage": OPENAI_USAGE, "output": []}
-    done = {"type": "response.completed", "sequence_number": 2, "response": final}
-    reader.read(orjson.dumps(done).decode())
-    assert (reader.finished, reader.finish, reader.sequence, reader.shown_chars) == (
-        True, "stop", 2, 3,
-    )  # fmt: skip
-    assert reader.usage == usage_of(OPENAI_USAGE)
+def feed(reader: ResponsesStream, event: dict[str, Any]) -> list[Any]:
+    return reader.feed(Event(orjson.dumps(event).decode(), str(event["type"])))
 
-    broken = NativeEvents()
-    broken.read('{"type":"error","sequence_number":2,"error":{"type":"server_error",'
-                '"code":"server_error","message":"Gone.","param":null}}')  # fmt: skip
-    assert broken.failure is not None and broken.failure.message == "Gone."
-    assert broken.failure.moves_on
+
+def test_a_native_stream_is_read_as_chat_chunks_for_the_record() -> None:
+    reader = ResponsesStream()
+    assert feed(reader, {"type": "response.created", "sequence_number": 0,
+                         "response": {"id": "r"}}) == []  # fmt: skip
+    assert reader.response == {"id": "r"}
+    text = feed(reader, {"type": "response.output_text.delta", "sequence_number": 1,
+                         "output_index": 0, "delta": "abc"})  # fmt: skip
+    assert [c["choices"][0]["delta"] for c in text] == [{"content": "abc"}]
+    item = {"type": "function_call", "call_id": "call_9", "name": "f", "arguments": ""}
+    added = feed(reader, {"type": "response.output_item.added", "sequence_number": 2,
+                          "output_index": 1, "item": item})  # fmt: skip
+    assert added[0]["choices"][0]["delta"] == {"tool_calls": [
+        {"index": 0, "id": "call_9", "type": "function",
+         "function": {"name": "f", "arguments": ""}}]}  # fmt: skip
+    fragment = feed(reader, {"type": "response.function_call_arguments.delta",
+                             "sequence_number": 3, "output_index": 1, "delta": "{}"})  # fmt: skip
+    assert fragment[0]["choices"][0]["delta"] == {
+        "tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]
+    }
+    output = [item]
+    final = {"id": "r", "status": "completed", "usage": OPENAI_USAGE, "output": output}
+    ended = feed(reader, {"type": "response.completed", "sequence_number": 4, "response": final})
+    assert ended[0]["choices"][0]["finish_reason"] == "tool_calls"
+    state = reader.state
+    assert (state.finished, state.finish_reason, state.native_finish_reason) == (
+        True, "tool_calls", "completed",
+    )  # fmt: skip
+    assert (state.usage, reader.sequence) == (usage_of(OPENAI_USAGE), 4)
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"type": "error", "sequence_number": 2,
+         "error": {"type": "server_error", "code": "server_error", "message": "Gone.",
+                   "param": None}},
+        {"type": "error", "sequence_number": 2, "code": "server_error", "message": "Gone."},
+        {"type": "response.failed", "sequence_number": 2,
+         "response": {"status": "failed", "error": {"code": "server_error", "message": "Gone."}}},
+    ],
+)  # fmt: skip
+def test_a_failed_native_stream_raises_and_moves_on(event: dict[str, Any]) -> None:
+    with pytest.raises(StreamFailed) as caught:
+        feed(ResponsesStream(), event)
+    assert caught.value.failure.message == "Gone."
+    assert caught.value.failure.moves_on
     with pytest.raises(ValueError, match="not a Responses event"):
-        broken.read("[1]")
+        ResponsesStream().feed(Event("[1]"))
