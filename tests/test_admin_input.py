@@ -153,6 +153,7 @@ def _model(**changes: str) -> dict[str, Any]:
     data = {
         "id": "openai/gpt-5",
         "name": "",
+        "kind": "chat",
         "released": "2025-08-07",
         "tiers": '["high"]',
         "context_length": "400000",
