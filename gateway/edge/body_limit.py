@@ -20,11 +20,11 @@ import asyncio
 import uuid
 
 from core.asgi_types import ASGIApp, Message, Receive, Scope, Send
-from gateway.edge.entries import BY_PATH
+from gateway.edge.entries import CHAT, SHAPE_BY_PATH, Entry
 from gateway.request.errors import GatewayError, request_too_large, unsupported_media_type
 
-GUARDED = frozenset(BY_PATH)
-"""The calls' routes: every entry's paths."""
+GUARDED = frozenset(SHAPE_BY_PATH)
+"""The calls' routes: every entry's paths (and Messages' token count)."""
 KIB = 1024
 # First match wins; every other route (the members' UI, the record lookups) gets DEFAULT_LIMIT.
 ROUTE_LIMITS: tuple[tuple[str, int], ...] = (
@@ -58,7 +58,7 @@ class BodyLimit:
             return
         limit = self.limit_for(scope["path"])
         if _declared_length(scope) > limit:
-            await refuse(send, self.too_large(scope, limit))
+            await refuse(send, self.too_large(scope, limit), entry_of(scope))
             return
         reader = _Reader(receive, limit, self.timeout)
         answer = _Answer(send)
@@ -68,23 +68,23 @@ class BodyLimit:
             if answer.started:
                 raise
             refusal = exc.error if exc.error.status != 413 else self.too_large(scope, limit)
-            await refuse(send, refusal)
+            await refuse(send, refusal, entry_of(scope))
 
     async def whole_body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
         """The body of a request the caller serves itself, read whole within the route's
         bounds (the same as for the routes behind the guard); None once refused (the refusal
         is sent here) or when the client went away."""
-        limit = self.limit_for(scope["path"])
+        limit, entry = self.limit_for(scope["path"]), entry_of(scope)
         if _declared_length(scope) > limit:
-            await refuse(send, self.too_large(scope, limit))
+            await refuse(send, self.too_large(scope, limit), entry)
             return None
         try:
             async with asyncio.timeout(self.timeout):
                 return await _read(receive, limit)
         except TimeoutError:
-            await refuse(send, request_timeout(self.timeout))
+            await refuse(send, request_timeout(self.timeout), entry)
         except _Refused:
-            await refuse(send, self.too_large(scope, limit))
+            await refuse(send, self.too_large(scope, limit), entry)
         return None
 
     def too_large(self, scope: Scope, limit: int) -> GatewayError:
@@ -176,16 +176,22 @@ def request_timeout(seconds: float) -> GatewayError:
     )
 
 
-async def refuse(send: Send, error: GatewayError) -> None:
-    """Answer `error` as OpenAI's error object, with a request id, and close the connection."""
-    body = error.json()
+def entry_of(scope: Scope) -> Entry:
+    """The entry whose shape a refusal on this path takes: OpenAI's off the calls' routes."""
+    return SHAPE_BY_PATH.get(scope.get("path", ""), CHAT)
+
+
+async def refuse(send: Send, error: GatewayError, entry: Entry = CHAT) -> None:
+    """Answer `error` in the entry's shape (OpenAI's error object unless given), with a
+    request id, and close the connection."""
+    status, body = entry.error(error)
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
         (b"x-momor-request-id", uuid.uuid4().hex.encode()),
         (b"connection", b"close"),
     ]
-    await send({"type": "http.response.start", "status": error.status, "headers": headers})
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 

@@ -30,6 +30,7 @@ from gateway.relay.admit import admit, count_refused
 from gateway.relay.attempts import Answer, Call
 from gateway.relay.embedding import embed
 from gateway.relay.failover import answer
+from gateway.relay.messages.relay import answer_messages
 from gateway.relay.metadata import ended_metadata, refusal_metadata, wanted
 from gateway.relay.worst_case import worst_cost
 from gateway.request.call import (
@@ -45,6 +46,7 @@ from gateway.request.errors import (
     unsupported_media_type,
 )
 from gateway.request.identity import Caller, now
+from gateway.request.messages.call import MessagesCall
 from gateway.request.options import CallOptions, requested_selectors
 from gateway.request.tags import NO_TAGS, CallTags
 from gateway.routing import candidate_cache
@@ -190,6 +192,8 @@ async def _route(route: Route, body: dict[str, Any]) -> Answer:
 async def _answer(call: Call, asked: AskedCall) -> Answer:
     if isinstance(asked, EmbeddingCall):
         return await embed(call, asked)
+    if isinstance(asked, MessagesCall):
+        return await answer_messages(call, asked)
     if isinstance(asked, ChatCall):
         return await answer(call, asked)
     raise TypeError(f"no relay answers {asked.api} calls")

@@ -10,9 +10,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from billing.calls.records import Api
+from gateway.edge.messages import messages_error, messages_key, messages_shaped
 from gateway.relay.attempts import Answer
 from gateway.request.call import AskedCall, parse_call, parse_embedding_call
 from gateway.request.errors import GatewayError
+from gateway.request.messages.call import parse_messages_call
 
 Parser = Callable[[dict[str, Any], bytes, frozenset[str], Mapping[str, str]], AskedCall]
 """The body (a JSON object), its bytes, the deployment's provider names and the call's tag
@@ -58,5 +60,19 @@ EMBEDDINGS = Entry(
     "embeddings", frozenset({"/v1/embeddings", "/api/v1/embeddings"}), parse_embedding_call
 )
 
-ENTRIES: tuple[Entry, ...] = (CHAT, EMBEDDINGS)
+MESSAGES = Entry(
+    "messages",
+    frozenset({"/v1/messages", "/api/v1/messages"}),
+    parse_messages_call,
+    shaped=messages_shaped,
+    error=messages_error,
+    key=messages_key,
+)
+COUNT_TOKENS_PATHS = frozenset({"/v1/messages/count_tokens", "/api/v1/messages/count_tokens"})
+"""Messages' token count: no call (nothing generated, recorded or billed), served by its own
+view (`gateway.edge.count_tokens`), its body bounded and its refusals shaped as Messages'."""
+
+ENTRIES: tuple[Entry, ...] = (CHAT, EMBEDDINGS, MESSAGES)
 BY_PATH: dict[str, Entry] = {path: entry for entry in ENTRIES for path in entry.paths}
+SHAPE_BY_PATH: dict[str, Entry] = {**BY_PATH, **dict.fromkeys(COUNT_TOKENS_PATHS, MESSAGES)}
+"""The entry whose bounds and refusals' shape hold on each path of the calls' routes."""

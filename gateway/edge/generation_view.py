@@ -26,7 +26,8 @@ async def generation(request: HttpRequest) -> HttpResponse:
 async def _generation(request: HttpRequest) -> HttpResponse:
     if request.method != "GET":
         raise GatewayError(405, "Use GET.", code="method_not_allowed")
-    request_id = request.GET.get("id", "").strip()
+    # A Messages answer's id is the request id after `msg_`.
+    request_id = request.GET.get("id", "").strip().removeprefix("msg_")
     if not request_id:
         raise invalid_value("Name the generation: ?id=<the call's id>.")
     if len(request_id) > ID_CHARS:

@@ -9,13 +9,14 @@ or past 500 headers, before Momor sees them. Momor holds the same 16 KiB under e
 - headers past `HEADERS_LIMIT` (names and values together) or more than `HEADER_COUNT_LIMIT`
   of them are refused with 431;
 
-each as OpenAI's error object with X-Momor-Request-Id, and the connection closed. A websocket
-handshake past them is closed before it is accepted (the server answers 403)."""
+each as OpenAI's error object (on a calls' route, in its entry's shape) with
+X-Momor-Request-Id, and the connection closed. A websocket handshake past them is closed
+before it is accepted (the server answers 403)."""
 
 from __future__ import annotations
 
 from core.asgi_types import ASGIApp, Receive, Scope, Send
-from gateway.edge.body_limit import KIB, refuse
+from gateway.edge.body_limit import KIB, entry_of, refuse
 from gateway.request.errors import GatewayError
 
 TARGET_LIMIT = 16 * KIB
@@ -32,7 +33,7 @@ class HeadLimit:
             error = refusal(scope)
             if error is not None:
                 if scope["type"] == "http":
-                    await refuse(send, error)
+                    await refuse(send, error, entry_of(scope))
                 else:
                     await send({"type": "websocket.close"})
                 return

@@ -14,7 +14,10 @@ from gateway.models import ModelKind
 from gateway.routing.performance import Figures, figures_of
 
 # The routes that call a model of each kind, by the name a record keeps.
-APIS_OF_KIND: dict[str, list[str]] = {ModelKind.CHAT: ["chat"], ModelKind.EMBEDDING: ["embeddings"]}
+APIS_OF_KIND: dict[str, list[str]] = {
+    ModelKind.CHAT: ["chat", "messages"],
+    ModelKind.EMBEDDING: ["embeddings"],
+}
 
 
 async def models_payload(catalog: Catalog, with_figures: bool = True) -> bytes:

@@ -8,6 +8,7 @@ from typing import Any
 import anthropic
 import httpx
 import orjson
+import pytest
 
 from gateway.models import Provider
 from tests.gateway.calls import settle
@@ -39,14 +40,27 @@ def add_anthropic(world: World) -> None:
     settle()
 
 
+@pytest.fixture(autouse=True)
+def claude(world: World) -> None:
+    """Every test of a module importing this calls a world with Anthropic in it."""
+    add_anthropic(world)
+
+
 def client(world: World, key: str | None = None) -> anthropic.Anthropic:
     return anthropic.Anthropic(base_url=world.url, api_key=key or world.key, max_retries=0)
 
 
-def post(world: World, body: Any, **headers: str) -> httpx.Response:
+def post(world: World, body: Any, path: str = PATH, **headers: str) -> httpx.Response:
     """A Messages call as Anthropic's SDK sends it: the key in x-api-key."""
     sent = {"x-api-key": world.key, "anthropic-version": "2023-06-01", **headers}
-    return httpx.post(world.url + PATH, json=body, headers=sent, timeout=30)
+    return httpx.post(world.url + path, json=body, headers=sent, timeout=30)
+
+
+def direct(world: World, body: Any) -> httpx.Response:
+    """The same call made to the fake Anthropic itself, not through Momor: what Anthropic
+    writes for it (the fake answers alike but for the message's id)."""
+    headers = {"x-api-key": "sk-direct", "anthropic-version": "2023-06-01"}
+    return httpx.post(f"{world.fake.url}/anthropic/v1/messages", json=body, headers=headers)
 
 
 def sse(text: str) -> list[tuple[str, Any]]:
