@@ -112,7 +112,6 @@ class GenerationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin[Generation]):
     list_display = [
         "request",
         "organization",
-        "api",
         "model",
         "provider",
         "status",

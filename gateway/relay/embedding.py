@@ -90,7 +90,7 @@ def _usage(prompt_tokens: int | None, asked: EmbeddingCall) -> Usage:
 def _answer(read: Embeddings, asked: EmbeddingCall, attempt: Attempt, usage: Usage) -> bytes:
     encode = _base64 if asked.base64 else list
     offering = attempt.candidate.offering
-    body: dict[str, object] = {
+    answer: dict[str, object] = {
         "object": "list",
         "data": [
             {"object": "embedding", "index": index, "embedding": encode(vector)}
@@ -102,8 +102,8 @@ def _answer(read: Embeddings, asked: EmbeddingCall, attempt: Attempt, usage: Usa
     }
     metadata = served_metadata(attempt.call)
     if metadata is not None:
-        body["momor_metadata"] = metadata
-    return orjson.dumps(body)
+        answer["momor_metadata"] = metadata
+    return orjson.dumps(answer)
 
 
 def _base64(vector: list[float]) -> str:

@@ -27,7 +27,11 @@
       name.className = "muted";
       name.textContent = "—";
     }
-    td.append(name);
+    const api = document.createElement("span");
+    api.className = "badge api";
+    api.title = g.api_name || g.api;
+    api.textContent = g.api;
+    td.append(name, " ", api);
     return td;
   }
 
@@ -42,13 +46,6 @@
     link.title = g.created_at;
     link.textContent = g.when;
     first.append(link);
-    const api = document.createElement("td");
-    api.className = "api";
-    const apiBadge = document.createElement("span");
-    apiBadge.className = "badge api";
-    apiBadge.title = g.api_name || g.api;
-    apiBadge.textContent = g.api;
-    api.append(apiBadge);
     const status = document.createElement("td");
     const badge = document.createElement("span");
     badge.className = `badge ${g.status}`;
@@ -56,7 +53,6 @@
     status.append(badge);
     tr.append(
       first,
-      api,
       modelCell(g),
       cell(g.provider || "—"),
       status,
