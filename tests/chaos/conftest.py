@@ -82,6 +82,7 @@ class Stores:
 def chaos_stores(
     fake_upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Stores]:
+    fake_upstream.reset()  # a test before may have scripted its offerings to fail
     postgres, redis = PostgresServer(), RedisServer(durable=True)
     try:
         postgres.start()

@@ -67,8 +67,8 @@ sys.exit(repr(failed) if failed else 0)
 
 
 @pytest.fixture
-def key(uvicorn: RealServer, transactional_db: None, fake_upstream: FakeUpstream) -> Iterator[str]:
-    build_catalog(fake_upstream.url)
+def key(uvicorn: RealServer, transactional_db: None, fake: FakeUpstream) -> Iterator[str]:
+    build_catalog(fake.url)
     plain, _ = make_key(make_org("acme", credits=Decimal(1000)), name="timing")
     deadline = time.monotonic() + 30
     while (

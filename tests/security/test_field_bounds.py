@@ -34,9 +34,9 @@ ANSWERED: list[httpx.Response] = []
 
 
 @pytest.fixture
-def key(uvicorn: RealServer, transactional_db: None, fake_upstream: FakeUpstream) -> Iterator[str]:
+def key(uvicorn: RealServer, transactional_db: None, fake: FakeUpstream) -> Iterator[str]:
     """acme with a catalog on the fake upstream and an inference key the server knows."""
-    build_catalog(fake_upstream.url)
+    build_catalog(fake.url)
     plain, _ = make_key(make_org("acme", credits=Decimal(10)), name="bounds")
     deadline = time.monotonic() + 10
     while call(uvicorn, plain, {"model": "openai/gpt-5"}).status_code != 200:

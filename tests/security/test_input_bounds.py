@@ -107,11 +107,9 @@ def test_a_body_within_the_limit_goes_through(server: RealServer) -> None:
 
 
 @pytest.fixture
-def member_feed(
-    uvicorn: RealServer, transactional_db: None, fake_upstream: FakeUpstream
-) -> tuple[str, str]:
+def member_feed(uvicorn: RealServer, transactional_db: None, fake: FakeUpstream) -> tuple[str, str]:
     """acme with a catalog on the fake upstream, a key, and alice's session cookie."""
-    build_catalog(fake_upstream.url)
+    build_catalog(fake.url)
     org = make_org("acme", credits=Decimal(10))
     key, _ = make_key(org, name="feed")
     client = Client()
