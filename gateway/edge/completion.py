@@ -32,6 +32,7 @@ from gateway.relay.embedding import embed
 from gateway.relay.failover import answer
 from gateway.relay.messages.relay import answer_messages
 from gateway.relay.metadata import ended_metadata, refusal_metadata, wanted
+from gateway.relay.responses.relay import respond
 from gateway.relay.worst_case import worst_cost
 from gateway.request.call import (
     AskedCall,
@@ -48,6 +49,7 @@ from gateway.request.errors import (
 from gateway.request.identity import Caller, now
 from gateway.request.messages.call import MessagesCall
 from gateway.request.options import CallOptions, requested_selectors
+from gateway.request.responses import ResponsesCall
 from gateway.request.tags import NO_TAGS, CallTags
 from gateway.routing import candidate_cache
 from gateway.routing.candidates import Candidate, Needs, Plan, candidates, needs_of, nothing_answers
@@ -194,6 +196,8 @@ async def _answer(call: Call, asked: AskedCall) -> Answer:
         return await embed(call, asked)
     if isinstance(asked, MessagesCall):
         return await answer_messages(call, asked)
+    if isinstance(asked, ResponsesCall):
+        return await respond(call, asked)
     if isinstance(asked, ChatCall):
         return await answer(call, asked)
     raise TypeError(f"no relay answers {asked.api} calls")

@@ -11,10 +11,12 @@ from typing import Any
 
 from billing.calls.records import Api
 from gateway.edge.messages import messages_error, messages_key, messages_shaped
+from gateway.edge.responses import responses_shaped
 from gateway.relay.attempts import Answer
 from gateway.request.call import AskedCall, parse_call, parse_embedding_call
 from gateway.request.errors import GatewayError
 from gateway.request.messages.call import parse_messages_call
+from gateway.request.responses import parse_responses_call
 
 Parser = Callable[[dict[str, Any], bytes, frozenset[str], Mapping[str, str]], AskedCall]
 """The body (a JSON object), its bytes, the deployment's provider names and the call's tag
@@ -72,7 +74,14 @@ COUNT_TOKENS_PATHS = frozenset({"/v1/messages/count_tokens", "/api/v1/messages/c
 """Messages' token count: no call (nothing generated, recorded or billed), served by its own
 view (`gateway.edge.count_tokens`), its body bounded and its refusals shaped as Messages'."""
 
-ENTRIES: tuple[Entry, ...] = (CHAT, EMBEDDINGS, MESSAGES)
+RESPONSES = Entry(
+    "responses",
+    frozenset({"/v1/responses", "/api/v1/responses"}),
+    parse_responses_call,
+    shaped=responses_shaped,
+)
+
+ENTRIES: tuple[Entry, ...] = (CHAT, EMBEDDINGS, MESSAGES, RESPONSES)
 BY_PATH: dict[str, Entry] = {path: entry for entry in ENTRIES for path in entry.paths}
 SHAPE_BY_PATH: dict[str, Entry] = {**BY_PATH, **dict.fromkeys(COUNT_TOKENS_PATHS, MESSAGES)}
 """The entry whose bounds and refusals' shape hold on each path of the calls' routes."""

@@ -15,7 +15,7 @@ from gateway.routing.performance import Figures, figures_of
 
 # The routes that call a model of each kind, by the name a record keeps.
 APIS_OF_KIND: dict[str, list[str]] = {
-    ModelKind.CHAT: ["chat", "messages"],
+    ModelKind.CHAT: ["chat", "messages", "responses"],
     ModelKind.EMBEDDING: ["embeddings"],
 }
 

@@ -47,7 +47,7 @@ def test_a_model_carries_its_offerings_prices_and_capabilities(world: World) -> 
     assert gpt5["deprecated"] is False
     assert gpt5["tiers"] == ["high"]
     assert gpt5["auto"] is True
-    assert (gpt5["kind"], gpt5["apis"]) == ("chat", ["chat", "messages"])
+    assert (gpt5["kind"], gpt5["apis"]) == ("chat", ["chat", "messages", "responses"])
     assert [o["provider"] for o in gpt5["offerings"]] == ["openai", "azure@eu", "azure"]
     openai = gpt5["offerings"][0]
     assert openai["pricing"]["prompt"].rstrip("0").rstrip(".") == "1.25"
