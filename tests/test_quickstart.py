@@ -175,3 +175,19 @@ def test_the_readmes_embeddings_call_is_served_by_the_demo(quickstart: Quickstar
         embedding_vector("Hello"),
         embedding_vector("World"),
     ]
+
+
+def test_the_readmes_responses_call_is_served_by_the_demo(quickstart: Quickstart) -> None:
+    with quickstart.serving() as url:
+        key = (quickstart.checkout / "var" / "quickstart.key").read_text().strip()
+        answered = httpx.post(
+            url + "/v1/responses", json={"model": "demo/echo", "input": "Hello"}, timeout=30,
+            headers={"authorization": f"Bearer {key}"},
+        )  # fmt: skip
+    assert answered.status_code == 200, answered.text
+    response = answered.json()
+    assert response["id"] == "resp_" + answered.headers["x-momor-request-id"]
+    assert (response["object"], response["status"], response["model"]) == (
+        "response", "completed", "demo/echo",
+    )  # fmt: skip
+    assert response["output"][0]["content"][0]["text"]
