@@ -13,14 +13,17 @@ import orjson
 
 from billing.calls.building import call_served
 from gateway.providers.contract import Embeddings, Failure, Usage
-from gateway.relay.admit import Renewal
 from gateway.relay.answer_usage import estimated_usage
-from gateway.relay.attempts import Answer, Attempt, Call, tokens_of, transport_message
-from gateway.relay.failover import adapter_of, final_error, open_try, read_all, readable, refused
+from gateway.relay.attempts import Answer, Attempt, Call, tokens_of
+from gateway.relay.failover import (
+    adapter_of,
+    each_candidate,
+    exchange,
+    readable,
+)
 from gateway.relay.metadata import served_metadata
 from gateway.request.call import EmbeddingCall
 from gateway.routing.candidates import Candidate
-from gateway.upstream.interface import UpstreamError
 
 log = logging.getLogger(__name__)
 
@@ -31,29 +34,16 @@ class Unfit(Exception):
 
 async def embed(call: Call, asked: EmbeddingCall) -> Answer:
     """Try the candidates in order; the first that answers serves the call."""
-    call.renewal = Renewal(call.record.ticket, call.started)
-    for candidate in call.candidates:
-        call.renewal.tick()
-        answered = await _try(call, asked, candidate)
-        if answered is not None:
-            return answered
-    raise final_error(call)
+    return await each_candidate(call, partial(_try, call, asked))
 
 
 async def _try(call: Call, asked: EmbeddingCall, candidate: Candidate) -> Answer | None:
     adapter, attempt = adapter_of(candidate), Attempt(call, candidate)
-    response = await open_try(call, attempt, partial(adapter.prepare_embeddings, asked.request))
-    if response is None:
+    prepare = partial(adapter.prepare_embeddings, asked.request)
+    answered = await exchange(call, attempt, adapter, prepare)
+    if answered is None:
         return None
-    try:
-        data = await read_all(response)
-    except (UpstreamError, TimeoutError) as exc:
-        attempt.failed(Failure(None, transport_message(exc)))
-        return None
-    finally:
-        await response.close()
-    if response.status_code >= 300:
-        return refused(attempt, adapter.failure(response.status_code, data))
+    status, data = answered
     try:
         read = _fitting(adapter.embeddings(readable(data)), asked)
     except Unfit as exc:
@@ -66,7 +56,7 @@ async def _try(call: Call, asked: EmbeddingCall, candidate: Candidate) -> Answer
         attempt.failed(failure, spent=tokens_of(_usage(None, asked)))
         return None
     usage = _usage(read.prompt_tokens, asked)
-    attempt.served(response.status_code, usage)
+    attempt.served(status, usage)
     call_served(call.record, attempt.outcome(usage, "", ""))
     body = _answer(read, asked, attempt, usage)
     return Answer(200, attempt.served_headers(), body)

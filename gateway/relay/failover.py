@@ -9,7 +9,7 @@ moves the call to the next candidate. Invalid UTF-8 is read as U+FFFD."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
@@ -44,13 +44,43 @@ log = logging.getLogger(__name__)
 
 async def answer(call: Call, chat: ChatCall) -> Answer:
     """Try the candidates in order; the first that answers serves the call."""
+    return await each_candidate(call, partial(try_candidate, call, chat))
+
+
+async def each_candidate(
+    call: Call, try_one: Callable[[Candidate], Awaitable[Answer | None]]
+) -> Answer:
+    """`try_one` each candidate in order, the reservation renewed as they go; the first answer
+    serves the call, and when none answers, the last failure says what the call answers."""
     call.renewal = Renewal(call.record.ticket, call.started)
     for candidate in call.candidates:
         call.renewal.tick()
-        answered = await try_candidate(call, chat, candidate)
+        answered = await try_one(candidate)
         if answered is not None:
             return answered
     raise final_error(call)
+
+
+async def exchange(
+    call: Call, attempt: Attempt, adapter: Adapter, prepare: Callable[[Target], UpstreamRequest]
+) -> tuple[int, bytes] | None:
+    """A plain try's request sent (`prepare`) and its whole 2xx answer read: (status, body);
+    None when the try failed (the failure is noted on `attempt`; a provider's refusal that
+    the call cannot move past is raised as its answer)."""
+    response = await open_try(call, attempt, prepare)
+    if response is None:
+        return None
+    try:
+        data = await read_all(response)
+    except (UpstreamError, TimeoutError) as exc:
+        attempt.failed(Failure(None, transport_message(exc)))
+        return None
+    finally:
+        await response.close()
+    if response.status_code >= 300:
+        refused(attempt, adapter.failure(response.status_code, data))
+        return None
+    return response.status_code, data
 
 
 async def try_candidate(call: Call, chat: ChatCall, candidate: Candidate) -> Answer | None:
@@ -62,23 +92,15 @@ async def try_candidate(call: Call, chat: ChatCall, candidate: Candidate) -> Ans
 
 async def _try_plain(call: Call, chat: ChatCall, candidate: Candidate) -> Answer | None:
     adapter, attempt = adapter_of(candidate), Attempt(call, candidate)
-    response = await open_try(call, attempt, partial(adapter.prepare, chat.request))
-    if response is None:
+    answered = await exchange(call, attempt, adapter, partial(adapter.prepare, chat.request))
+    if answered is None:
         return None
-    try:
-        data = await read_all(response)
-    except (UpstreamError, TimeoutError) as exc:
-        attempt.failed(Failure(None, transport_message(exc)))
-        return None
-    finally:
-        await response.close()
-    if response.status_code >= 300:
-        return refused(attempt, adapter.failure(response.status_code, data))
+    status, data = answered
     read = _read_reply(adapter, data, attempt)
     if read is None:
         return None
     reply, encoded = read
-    attempt.served(response.status_code, reply.usage)
+    attempt.served(status, reply.usage)
     call_served(
         call.record, attempt.outcome(reply.usage, reply.finish_reason, reply.native_finish_reason)
     )

@@ -15,13 +15,12 @@ import orjson
 from billing.calls.building import call_served, estimated_tokens
 from gateway.providers.anthropic import AnthropicAdapter
 from gateway.providers.contract import Failure, Json
-from gateway.relay.attempts import Answer, Attempt, Call, transport_message
-from gateway.relay.failover import open_try, read_all, read_failure, readable, refused
+from gateway.relay.attempts import Answer, Attempt, Call
+from gateway.relay.failover import exchange, open_try, read_failure, readable, refused
 from gateway.relay.messages.message import message_id
 from gateway.relay.messages.native_stream import NativeStream
 from gateway.request.messages.call import MessagesCall
 from gateway.routing.candidates import Candidate
-from gateway.upstream.interface import UpstreamError
 
 log = logging.getLogger(__name__)
 
@@ -31,18 +30,10 @@ async def native_plain(
 ) -> Answer | None:
     attempt = Attempt(call, candidate)
     prepare = partial(adapter.prepare_native, asked.native, asked.forwarded)
-    response = await open_try(call, attempt, prepare)
-    if response is None:
+    answered = await exchange(call, attempt, adapter, prepare)
+    if answered is None:
         return None
-    try:
-        data = await read_all(response)
-    except (UpstreamError, TimeoutError) as exc:
-        attempt.failed(Failure(None, transport_message(exc)))
-        return None
-    finally:
-        await response.close()
-    if response.status_code >= 300:
-        return refused(attempt, adapter.failure(response.status_code, data))
+    status, data = answered
     try:
         data = readable(data)
         reply, answer = adapter.reply(data), _with_id(orjson.loads(data), call.request_id)
@@ -51,7 +42,7 @@ async def native_plain(
         failure = Failure(502, "The provider's answer could not be read.")
         attempt.failed(failure, spent=estimated_tokens(asked.size, len(data)))
         return None
-    attempt.served(response.status_code, reply.usage)
+    attempt.served(status, reply.usage)
     call_served(
         call.record, attempt.outcome(reply.usage, reply.finish_reason, reply.native_finish_reason)
     )

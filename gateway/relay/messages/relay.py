@@ -7,10 +7,11 @@ shape by the entry (`gateway.edge.messages`)."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from gateway.providers.anthropic import AnthropicAdapter
-from gateway.relay.admit import Renewal
 from gateway.relay.attempts import Answer, Attempt, Call
-from gateway.relay.failover import adapter_of, final_error, try_candidate, uncarried
+from gateway.relay.failover import adapter_of, each_candidate, try_candidate, uncarried
 from gateway.relay.messages.native import native_plain, native_stream
 from gateway.request.messages.call import MessagesCall
 from gateway.routing.candidates import Candidate
@@ -18,13 +19,7 @@ from gateway.routing.candidates import Candidate
 
 async def answer_messages(call: Call, asked: MessagesCall) -> Answer:
     """Try the candidates in order; the first that answers serves the call."""
-    call.renewal = Renewal(call.record.ticket, call.started)
-    for candidate in call.candidates:
-        call.renewal.tick()
-        answered = await _try(call, asked, candidate)
-        if answered is not None:
-            return answered
-    raise final_error(call)
+    return await each_candidate(call, partial(_try, call, asked))
 
 
 async def _try(call: Call, asked: MessagesCall, candidate: Candidate) -> Answer | None:

@@ -18,12 +18,11 @@ from gateway.providers.contract import Failure
 from gateway.providers.openai import OpenAIAdapter
 from gateway.providers.responses.native import ResponsesStream, native_reply
 from gateway.providers.responses.wire import response_id
-from gateway.relay.attempts import Answer, Attempt, Call, tokens_of, transport_message
-from gateway.relay.failover import open_try, read_all, read_failure, readable, refused
+from gateway.relay.attempts import Answer, Attempt, Call, tokens_of
+from gateway.relay.failover import exchange, open_try, read_failure, readable, refused
 from gateway.relay.responses.native_stream import NativeResponses
 from gateway.request.responses import ResponsesCall
 from gateway.routing.candidates import Candidate
-from gateway.upstream.interface import UpstreamError
 
 log = logging.getLogger(__name__)
 
@@ -32,18 +31,11 @@ async def native_plain(
     call: Call, asked: ResponsesCall, candidate: Candidate, adapter: OpenAIAdapter
 ) -> Answer | None:
     attempt = Attempt(call, candidate)
-    response = await open_try(call, attempt, partial(adapter.prepare_responses, asked.native))
-    if response is None:
+    prepare = partial(adapter.prepare_responses, asked.native)
+    answered = await exchange(call, attempt, adapter, prepare)
+    if answered is None:
         return None
-    try:
-        data = await read_all(response)
-    except (UpstreamError, TimeoutError) as exc:
-        attempt.failed(Failure(None, transport_message(exc)))
-        return None
-    finally:
-        await response.close()
-    if response.status_code >= 300:
-        return refused(attempt, adapter.failure(response.status_code, data))
+    status, data = answered
     try:
         reply = native_reply(readable(data))
     except Exception:  # whatever the provider sent, it is this try that fails, not the call
@@ -54,7 +46,7 @@ async def native_plain(
     if reply.failure is not None:
         attempt.failed(reply.failure, spent=tokens_of(reply.usage))
         return None
-    attempt.served(response.status_code, reply.usage)
+    attempt.served(status, reply.usage)
     call_served(call.record, attempt.outcome(reply.usage, reply.finish, reply.native_finish))
     reply.body["id"] = response_id(call.request_id)
     reply.body["model"] = candidate.offering.model_id

@@ -10,10 +10,11 @@ record's routing, and a call left with none is refused with a 400."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from gateway.providers.openai import OpenAIAdapter
-from gateway.relay.admit import Renewal
 from gateway.relay.attempts import Answer, Call
-from gateway.relay.failover import adapter_of, final_error, try_candidate
+from gateway.relay.failover import adapter_of, each_candidate, try_candidate
 from gateway.relay.responses.native import native_plain, native_stream
 from gateway.request.responses import ResponsesCall, openai_alone
 from gateway.routing.candidates import Candidate
@@ -25,13 +26,7 @@ async def respond(call: Call, asked: ResponsesCall) -> Answer:
     """Try the candidates in order; the first that answers serves the call."""
     if asked.openai_only:
         _on_openai_alone(call, asked.openai_only)
-    call.renewal = Renewal(call.record.ticket, call.started)
-    for candidate in call.candidates:
-        call.renewal.tick()
-        answered = await _try(call, asked, candidate)
-        if answered is not None:
-            return answered
-    raise final_error(call)
+    return await each_candidate(call, partial(_try, call, asked))
 
 
 async def _try(call: Call, asked: ResponsesCall, candidate: Candidate) -> Answer | None:
