@@ -437,8 +437,9 @@ class Adapter(ABC):
         raise CannotCarry("this provider's API serves no embeddings")
 
     def embeddings(self, data: bytes) -> Embeddings:
-        """A 2xx embeddings answer read; raise (any exception) when it cannot be read."""
-        raise NotImplementedError
+        """A 2xx embeddings answer read; raise (any exception) when it cannot be read. An API
+        that serves none never gets one: its `prepare_embeddings` already refused the call."""
+        raise CannotCarry("this provider's API serves no embeddings")
 
 
 def embedding_inputs(request: EmbeddingRequest) -> list[str] | list[list[int]]:

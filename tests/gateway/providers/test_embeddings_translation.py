@@ -104,7 +104,7 @@ def test_an_api_without_embeddings_carries_none() -> None:
     assert anthropic.embeds is False
     with pytest.raises(CannotCarry, match="serves no embeddings"):
         anthropic.prepare_embeddings(ASKED, target())
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(CannotCarry, match="serves no embeddings"):
         anthropic.embeddings(answer(item(0, [1.0])))
 
 
