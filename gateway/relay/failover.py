@@ -145,16 +145,37 @@ def readable(data: bytes) -> bytes:
 
 async def _try_stream(call: Call, chat: ChatCall, candidate: Candidate) -> Answer | None:
     adapter, attempt = adapter_of(candidate), Attempt(call, candidate)
-    response = await open_try(call, attempt, partial(adapter.prepare, chat.request))
+    translator = adapter.stream()
+    if chat.options.rules is not None:
+        translator = chat.options.rules.stream(translator)
+    relay_of = partial(StreamRelay, call, attempt, translator=translator)
+    return await stream_try(
+        call, attempt, adapter, partial(adapter.prepare, chat.request), relay_of
+    )
+
+
+async def stream_try(
+    call: Call,
+    attempt: Attempt,
+    adapter: Adapter,
+    prepare: Callable[[Target], UpstreamRequest],
+    relay_of: Callable[..., StreamRelay],
+    *,
+    native: bool = False,
+) -> Answer | None:
+    """A streamed try sent (`prepare`) and its stream opened by the relay `relay_of` makes of
+    the response: the answer once the stream has shown something; None when the try failed
+    before (the failure is noted on `attempt`; a provider's refusal that the call cannot
+    move past is raised as its answer). `native`: the stream is relayed in its own API's
+    shape, not Chat Completions'."""
+    response = await open_try(call, attempt, prepare)
     if response is None:
         return None
     if response.status_code >= 300:
         data = await read_failure(response)
-        return refused(attempt, adapter.failure(response.status_code, data))
-    translator = adapter.stream()
-    if call.asked.options.rules is not None:
-        translator = call.asked.options.rules.stream(translator)
-    relay = StreamRelay(call, attempt, response, translator)
+        refused(attempt, adapter.failure(response.status_code, data))
+        return None
+    relay = relay_of(response=response)
     try:
         opening = await relay.opening()
     except BaseException:
@@ -166,7 +187,7 @@ async def _try_stream(call: Call, chat: ChatCall, candidate: Candidate) -> Answe
     headers = attempt.served_headers() | {"cache-control": "no-cache"}
     rest = relay.rest(opening)
     await anext(rest)
-    return Answer(200, headers, rest)
+    return Answer(200, headers, rest, native=native)
 
 
 async def open_try(

@@ -16,7 +16,7 @@ from billing.calls.building import call_served, estimated_tokens
 from gateway.providers.anthropic import AnthropicAdapter
 from gateway.providers.contract import Failure, Json
 from gateway.relay.attempts import Answer, Attempt, Call
-from gateway.relay.failover import exchange, open_try, read_failure, readable, refused
+from gateway.relay.failover import exchange, readable, stream_try
 from gateway.relay.messages.message import message_id
 from gateway.relay.messages.native_stream import NativeStream
 from gateway.request.messages.call import MessagesCall
@@ -61,22 +61,5 @@ async def native_stream(
 ) -> Answer | None:
     attempt = Attempt(call, candidate)
     prepare = partial(adapter.prepare_native, asked.native, asked.forwarded)
-    response = await open_try(call, attempt, prepare)
-    if response is None:
-        return None
-    if response.status_code >= 300:
-        data = await read_failure(response)
-        return refused(attempt, adapter.failure(response.status_code, data))
-    relay = NativeStream(call, attempt, response, adapter.stream())
-    try:
-        opening = await relay.opening()
-    except BaseException:
-        await response.close()
-        raise
-    if opening is None:
-        await response.close()
-        return None
-    headers = attempt.served_headers() | {"cache-control": "no-cache"}
-    rest = relay.rest(opening)
-    await anext(rest)
-    return Answer(200, headers, rest, native=True)
+    relay_of = partial(NativeStream, call, attempt, translator=adapter.stream())
+    return await stream_try(call, attempt, adapter, prepare, relay_of, native=True)

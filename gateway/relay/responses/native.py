@@ -19,7 +19,7 @@ from gateway.providers.openai import OpenAIAdapter
 from gateway.providers.responses.native import ResponsesStream, native_reply
 from gateway.providers.responses.wire import response_id
 from gateway.relay.attempts import Answer, Attempt, Call, tokens_of
-from gateway.relay.failover import exchange, open_try, read_failure, readable, refused
+from gateway.relay.failover import exchange, readable, stream_try
 from gateway.relay.responses.native_stream import NativeResponses
 from gateway.request.responses import ResponsesCall
 from gateway.routing.candidates import Candidate
@@ -57,22 +57,6 @@ async def native_stream(
     call: Call, asked: ResponsesCall, candidate: Candidate, adapter: OpenAIAdapter
 ) -> Answer | None:
     attempt = Attempt(call, candidate)
-    response = await open_try(call, attempt, partial(adapter.prepare_responses, asked.native))
-    if response is None:
-        return None
-    if response.status_code >= 300:
-        data = await read_failure(response)
-        return refused(attempt, adapter.failure(response.status_code, data))
-    relay = NativeResponses(call, attempt, response, ResponsesStream())
-    try:
-        opening = await relay.opening()
-    except BaseException:
-        await response.close()
-        raise
-    if opening is None:
-        await response.close()
-        return None
-    headers = attempt.served_headers() | {"cache-control": "no-cache"}
-    rest = relay.rest(opening)
-    await anext(rest)
-    return Answer(200, headers, rest, native=True)
+    prepare = partial(adapter.prepare_responses, asked.native)
+    relay_of = partial(NativeResponses, call, attempt, reader=ResponsesStream())
+    return await stream_try(call, attempt, adapter, prepare, relay_of, native=True)

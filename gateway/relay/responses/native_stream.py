@@ -1,10 +1,6 @@
-"""A Responses stream relayed as the provider wrote it: `StreamRelay` (held back until it shows
-something, so a try that fails before moves the call on; its reservation renewed, its marks
-kept, its record handed off when it ends), but what the client is sent is each of the
-provider's events as written (its name and data), the Response in its lifecycle events
-(`response.created`... `response.completed`) given Momor's `id` and `model`. The stream's
-reader (`ResponsesStream`) still reads every event, for the record: usage, status, what was
-shown.
+"""A Responses stream relayed as the provider wrote it (`gateway.relay.native_stream`), the
+Response in its lifecycle events (`response.created`... `response.completed`) given Momor's
+`id` and `model`; the stream's reader (`ResponsesStream`) reads every event for the record.
 
 A stream that fails after it has shown something (the provider's `error` or `response.failed`,
 a connection that broke, a stream cut short) ends on `error` and `response.failed`, as OpenAI
@@ -14,7 +10,7 @@ from __future__ import annotations
 
 import orjson
 
-from gateway.providers.contract import ChatCompletionChunk, Event
+from gateway.providers.contract import ChatCompletionChunk
 from gateway.providers.responses.native import ResponsesStream
 from gateway.providers.responses.wire import (
     LIFECYCLE,
@@ -24,11 +20,11 @@ from gateway.providers.responses.wire import (
     response_id,
 )
 from gateway.relay.attempts import Attempt, Call
-from gateway.relay.streaming import CLOSING, StreamRelay
+from gateway.relay.native_stream import PassThroughStream
 from gateway.upstream.interface import Response
 
 
-class NativeResponses(StreamRelay):
+class NativeResponses(PassThroughStream):
     """One try's stream on a provider that speaks Responses, its events passed through."""
 
     def __init__(
@@ -36,24 +32,10 @@ class NativeResponses(StreamRelay):
     ) -> None:
         super().__init__(call, attempt, response, reader)
         self.reader = reader
-        self.written: list[bytes] = []
-        """The provider's events read and not yet sent, as they are sent."""
 
-    def _translated(self, item: bytes | Event) -> list[ChatCompletionChunk]:
-        chunks = super()._translated(item)  # an error event raises here: it is not passed
-        if item is not CLOSING:
-            self.written.append(self._as_written(item))
-        return chunks
-
-    def _as_written(self, item: bytes | Event) -> bytes:
-        event = item if isinstance(item, Event) else Event(item.decode(errors="replace"))
-        data, name = event.data.encode(), event.event
-        if name in LIFECYCLE or not name:
-            data = self._with_ids(data)
-        head = b"event: " + name.encode() + b"\n" if name else b""
-        return head + b"data: " + data + b"\n\n"
-
-    def _with_ids(self, data: bytes) -> bytes:
+    def rewritten(self, name: str, data: bytes) -> bytes:
+        if name and name not in LIFECYCLE:
+            return data
         event = orjson.loads(data)
         response = event.get("response") if isinstance(event, dict) else None
         if not isinstance(response, dict):
@@ -66,16 +48,6 @@ class NativeResponses(StreamRelay):
             "id": response_id(self.call.request_id),
             "model": self.attempt.candidate.offering.model_id,
         }
-
-    def _emit_chunk(self, chunk: ChatCompletionChunk) -> bytes:
-        super()._emit_chunk(chunk)  # counts what was shown; the client gets the events
-        return b""
-
-    def _emitted(self, items: list[bytes | Event]) -> tuple[bytes, Exception | None]:
-        _, broke = super()._emitted(items)
-        sent = b"".join(self.written)
-        self.written = []
-        return sent, broke
 
     def _ending(self, error: ChatCompletionChunk | None) -> list[bytes]:
         """Nothing after the provider's `response.completed`; `error` and `response.failed`
