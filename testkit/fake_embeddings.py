@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from testkit.fake_openai import Invalid, failure_body
+from testkit.fake_openai import NOT_JSON, Invalid, failure_body, loads_body
 from testkit.fake_upstream import (
     UPSTREAM,
     Behaviour,
@@ -48,7 +48,6 @@ INVALID_INPUT = (
     "https://platform.openai.com/docs/api-reference."
 )
 _DEPLOYMENT = re.compile(r"(?:^|/)deployments/([^/]+)/$")
-_NOT_JSON = object()
 
 
 def embedding_vector(item: str | list[int], dimensions: int = DEFAULT_DIMENSIONS) -> list[float]:
@@ -74,20 +73,13 @@ def register(app: web.Application) -> None:
 
 async def embeddings(request: web.Request) -> web.StreamResponse:
     upstream = request.app[UPSTREAM]
-    body = _loads(await request.read())
+    body = loads_body(await request.read())
     model = _model(request, body)
-    record = upstream.record(request, None if body is _NOT_JSON else body, model)
+    record = upstream.record(request, None if body is NOT_JSON else body, model)
     checked = _check(body, model)
     if isinstance(checked, Invalid):
         return await upstream.refuse(request, record, checked.response())
     return await upstream.serve(request, checked.model, record, checked)
-
-
-def _loads(raw: bytes) -> object:
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return _NOT_JSON
 
 
 def _model(request: web.Request, body: object) -> str | None:
@@ -101,7 +93,7 @@ def _model(request: web.Request, body: object) -> str | None:
 
 def _check(body: object, model: str | None) -> EmbeddingAnswer | Invalid:
     """The answer to a valid embeddings call, else the 400 OpenAI answers, in its wording."""
-    if body is _NOT_JSON or not isinstance(body, dict):
+    if body is NOT_JSON or not isinstance(body, dict):
         return Invalid("We could not parse the JSON body of your request.")
     if model is None:
         return Invalid("you must provide a model parameter")

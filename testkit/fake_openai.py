@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +17,7 @@ from aiohttp import web
 
 from testkit.fake_upstream import (
     UPSTREAM,
+    Answer,
     Behaviour,
     Failure,
     Json,
@@ -28,7 +29,8 @@ from testkit.fake_upstream import (
 
 SYSTEM_FINGERPRINT = "fp_fake_upstream"
 MID_STREAM_MESSAGE = "The server had an error while processing your request. Sorry about that!"
-_NOT_JSON = object()
+NOT_JSON = object()
+"""What `loads_body` reads of a body that is not JSON."""
 _ERROR_KINDS = {
     401: ("invalid_request_error", "invalid_api_key"),
     429: ("requests", "rate_limit_exceeded"),
@@ -39,22 +41,34 @@ def register(app: web.Application) -> None:
     app.router.add_post("/{prefix:(?:.*/)?}chat/completions", chat_completions)
 
 
-async def chat_completions(request: web.Request) -> web.StreamResponse:
-    upstream = request.app[UPSTREAM]
-    body = _loads(await request.read())
-    model = body.get("model") if isinstance(body, dict) else None
-    record = upstream.record(request, None if body is _NOT_JSON else body, _str_or_none(model))
-    checked = _check(body)
-    if isinstance(checked, Invalid):
-        return await upstream.refuse(request, record, checked.response())
-    return await upstream.serve(request, checked["model"], record, ChatAnswer(checked))
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def _loads(raw: bytes) -> object:
+def openai_route(
+    check: Callable[[object], Json | Invalid], answer_of: Callable[[Json], Answer]
+) -> Handler:
+    """An endpoint of OpenAI's that takes a JSON body naming its `model`: the call recorded,
+    checked (`check`: OpenAI's 400 for what it refuses) and answered (`answer_of`)."""
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        upstream = request.app[UPSTREAM]
+        body = loads_body(await request.read())
+        model = body.get("model") if isinstance(body, dict) else None
+        record = upstream.record(request, None if body is NOT_JSON else body, _str_or_none(model))
+        checked = check(body)
+        if isinstance(checked, Invalid):
+            return await upstream.refuse(request, record, checked.response())
+        return await upstream.serve(request, checked["model"], record, answer_of(checked))
+
+    return handle
+
+
+def loads_body(raw: bytes) -> object:
+    """A request's body as JSON, or NOT_JSON."""
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return _NOT_JSON
+        return NOT_JSON
 
 
 def _str_or_none(value: object) -> str | None:
@@ -81,7 +95,7 @@ def error_object(
 
 def _check(body: object) -> Json | Invalid:
     """The body if it is a chat completions call, else the 400 OpenAI answers, in its wording."""
-    if body is _NOT_JSON:
+    if body is NOT_JSON:
         return Invalid("We could not parse the JSON body of your request.")
     if not isinstance(body, dict):
         return Invalid(
@@ -293,3 +307,6 @@ def _tool_deltas(index: int, call: ToolCall) -> Iterator[Json]:
     }
     for piece in call.argument_pieces:
         yield {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
+
+
+chat_completions = openai_route(_check, ChatAnswer)

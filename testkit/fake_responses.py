@@ -26,9 +26,15 @@ from collections.abc import Iterator
 import orjson
 from aiohttp import web
 
-from testkit.fake_openai import Invalid, completion_tokens, failure_body, mid_stream
+from testkit.fake_openai import (
+    NOT_JSON,
+    Invalid,
+    completion_tokens,
+    failure_body,
+    mid_stream,
+    openai_route,
+)
 from testkit.fake_upstream import (
-    UPSTREAM,
     Behaviour,
     Failure,
     Json,
@@ -39,38 +45,15 @@ from testkit.fake_upstream import (
 )
 
 ENCRYPTED = "gAAAAfake-openai-encrypted-reasoning"
-_NOT_JSON = object()
 
 
 def register(app: web.Application) -> None:
     app.router.add_post("/{prefix:(?:.*/)?}responses", responses)
 
 
-async def responses(request: web.Request) -> web.StreamResponse:
-    upstream = request.app[UPSTREAM]
-    body = _loads(await request.read())
-    model = body.get("model") if isinstance(body, dict) else None
-    record = upstream.record(request, None if body is _NOT_JSON else body, _str(model))
-    checked = _check(body)
-    if isinstance(checked, Invalid):
-        return await upstream.refuse(request, record, checked.response())
-    return await upstream.serve(request, checked["model"], record, ResponsesAnswer(checked))
-
-
-def _loads(raw: bytes) -> object:
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return _NOT_JSON
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def _check(body: object) -> Json | Invalid:
     """The body if it is a Responses call the fake answers, else OpenAI's 400 for it."""
-    if body is _NOT_JSON or not isinstance(body, dict):
+    if body is NOT_JSON or not isinstance(body, dict):
         return Invalid("We could not parse the JSON body of your request.")
     model = body.get("model")
     if not isinstance(model, str) or not model:
@@ -294,3 +277,6 @@ def _numbered(events: list[Json]) -> list[bytes]:
 
 def _sse(event: Json) -> bytes:
     return b"event: " + str(event["type"]).encode() + b"\ndata: " + orjson.dumps(event) + b"\n\n"
+
+
+responses = openai_route(_check, ResponsesAnswer)
