@@ -192,6 +192,8 @@ async def _route(route: Route, body: dict[str, Any]) -> Answer:
 
 
 async def _answer(call: Call, asked: AskedCall) -> Answer:
+    if type(asked) is ChatCall:  # the common call first, before its subclasses are looked for
+        return await answer(call, asked)
     if isinstance(asked, EmbeddingCall):
         return await embed(call, asked)
     if isinstance(asked, MessagesCall):
