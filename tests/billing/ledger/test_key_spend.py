@@ -112,6 +112,10 @@ def test_spend_stored_while_redis_was_down_counts_against_the_key_once_it_is_bac
         "param": None,
         "code": "insufficient_credits",
     }
+    # The refusal's record is stored before the test ends: the database is emptied after it,
+    # and a write under the emptying deadlocks.
+    recorded = Generation.objects.filter(request_id=refused.headers["x-momor-request-id"])
+    wait_until(recorded.exists, 20, "the refused call's record stored")
 
 
 def test_the_refreshers_reconcile_counts_a_charge_settled_twice_once(world: World) -> None:
