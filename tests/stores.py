@@ -50,13 +50,28 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
+        """Started on its port; on its first start, a port taken meanwhile (a free port can be
+        handed to another socket before redis-server binds it) is traded for another."""
+        first = self.process is None
+        for _ in range(5):
+            if self._started():
+                return
+            if not first:
+                break
+            self.port = free_port()
+        log = (self.directory / "redis.log").read_text(errors="replace")[-2000:]
+        raise AssertionError(f"Redis did not start on port {self.port}: {log}")
+
+    def _started(self) -> bool:
         command = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1"]
         command += ["--dir", str(self.directory), "--save", "", "--daemonize", "no"]
         command += ["--appendonly", "yes" if self.durable else "no", "--appendfsync", "always"]
-        log = (self.directory / "redis.log").open("ab")
-        self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603 - redis-server, argv written here
+        with (self.directory / "redis.log").open("ab") as log:
+            process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603 - redis-server, argv written here
+        self.process = process
         client = redis.Redis(port=self.port, socket_timeout=1, socket_connect_timeout=1)
-        wait_until(lambda: _pings(client), 20, f"Redis on port {self.port}")
+        wait_until(lambda: process.poll() is not None or _pings(client), 30, f"Redis on {self.port}")
+        return process.poll() is None
 
     def client(self) -> redis.Redis:
         return redis.Redis(port=self.port, socket_timeout=5, socket_connect_timeout=5)

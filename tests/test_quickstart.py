@@ -49,14 +49,15 @@ def _copy_checkout(to: Path) -> None:
 class Quickstart:
     def __init__(self, checkout: Path) -> None:
         self.checkout = checkout
-        self.port = free_port()
         self.runs = 0
 
     @contextmanager
     def serving(self) -> Iterator[str]:
-        """The quickstart run until it serves; stopped (with the fake upstream) after."""
+        """The quickstart run until it serves, on ports of its own (a run stopping is never
+        mistaken for the next one serving); stopped, with the fake upstream, after."""
+        port = free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("MOMOR_")}
-        env |= {"MOMOR_PORT": str(self.port), "MOMOR_DEMO_UPSTREAM_PORT": str(free_port())}
+        env |= {"MOMOR_PORT": str(port), "MOMOR_DEMO_UPSTREAM_PORT": str(free_port())}
         log = (self.checkout / f"quickstart-{self.runs}.log").open("wb")
         self.runs += 1
         process = subprocess.Popen(
@@ -65,12 +66,13 @@ class Quickstart:
             start_new_session=True,
         )  # fmt: skip
         try:
-            url = f"http://127.0.0.1:{self.port}"
+            url = f"http://127.0.0.1:{port}"
             self._wait_serving(process, url, log.name)
             yield url
         finally:
             os.killpg(process.pid, signal.SIGTERM)
             process.wait(30)
+            _wait_group_gone(process.pid)
             log.close()
 
     def _wait_serving(self, process: subprocess.Popen[bytes], url: str, log: str) -> None:
@@ -104,6 +106,19 @@ class Quickstart:
         done = self.manage("shell", "-v", "0", "-c", code)
         assert done.returncode == 0, done.stderr
         return done.stdout.strip()
+
+
+def _wait_group_gone(group: int) -> None:
+    """Until every process the run started (the server, the fake upstream) has exited, so
+    the next run starts against a database no one else holds."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.killpg(group, signal.SIGKILL)
 
 
 @pytest.fixture(scope="module")
