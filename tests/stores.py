@@ -70,7 +70,10 @@ class RedisServer:
             process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603 - redis-server, argv written here
         self.process = process
         client = redis.Redis(port=self.port, socket_timeout=1, socket_connect_timeout=1)
-        answered = lambda: process.poll() is not None or _pings(client)  # noqa: E731 - a predicate
+
+        def answered() -> bool:
+            return process.poll() is not None or _pings(client)
+
         wait_until(answered, 30, f"Redis on port {self.port}")
         return process.poll() is None
 
