@@ -98,6 +98,18 @@ class Behaviour:
     inject: Injection | None = None
     text_signature: bool = False
     """Gemini: the answer's text carries a thought signature (Gemini 3's last text part)."""
+    tool_round_trip: bool = False
+    """An agent's turn: the tool calls are answered until the call carries a tool's result,
+    then the text alone (the protocol's own result shape: a `tool` message, a `tool_result`
+    block, a `function_call_output` item, a `functionResponse` part)."""
+
+    def answering(self, body: Any) -> Behaviour:
+        """The behaviour for a call with this body."""
+        if not self.tool_round_trip:
+            return self
+        if carries_tool_result(body):
+            return replace(self, tool_calls=())
+        return replace(self, text=None)
 
     @property
     def content(self) -> str | None:
@@ -117,6 +129,20 @@ class Behaviour:
 
 
 DEFAULT_BEHAVIOUR = Behaviour()
+_TOOL_RESULT_TYPES = frozenset({"tool_result", "function_call_output"})
+
+
+def carries_tool_result(value: Any) -> bool:
+    """Whether a call's body, in any protocol, holds a tool's result anywhere."""
+    if isinstance(value, list):
+        return any(carries_tool_result(item) for item in value)
+    if not isinstance(value, dict):
+        return False
+    if value.get("role") == "tool" or value.get("type") in _TOOL_RESULT_TYPES:
+        return True
+    if "functionResponse" in value:
+        return True
+    return any(carries_tool_result(item) for item in value.values())
 
 
 def split_text(text: str, parts: int | None = None) -> list[str]:
@@ -253,6 +279,7 @@ _SCRIPT_KEYS: dict[str, Callable[[object, str], Any]] = {
     "raw_body": _read_base64,
     "inject": _read_injection,
     "text_signature": _read_bool,
+    "tool_round_trip": _read_bool,
 }
 
 
@@ -381,6 +408,7 @@ class Upstream:
     ) -> web.StreamResponse:
         """Answer a valid call as scripted for `model`."""
         behaviour, failing = self._next_call(model)
+        behaviour = behaviour.answering(record.body)
         return await self._guarded(
             record, self._answer(request, record, answer, behaviour, failing)
         )

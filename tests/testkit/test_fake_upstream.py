@@ -880,3 +880,41 @@ def test_the_sdk_times_out_on_a_slow_first_byte(fake: FakeUpstream) -> None:
 
     with pytest.raises(openai.APITimeoutError):
         sdk(fake, timeout=0.1).chat.completions.create(model="gpt-4o", messages=SDK_ASK)
+
+
+ROUND_TRIP_RESULTS = [
+    ("/v1/chat/completions", {"role": "tool", "tool_call_id": "call_fake_0", "content": "12C"}),
+    (
+        "/anthropic/v1/messages",
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "x"}]},
+    ),
+]
+
+
+@pytest.mark.parametrize(("path", "result"), ROUND_TRIP_RESULTS)
+def test_a_tool_round_trip_calls_the_tool_until_its_result_comes_back(
+    fake: FakeUpstream, path: str, result: dict[str, Any]
+) -> None:
+    fake.script("agent", tool_calls=WEATHER_CALLS[:1], tool_round_trip=True, text="It is 12C.")
+    ask_body = {"model": "agent", "max_tokens": 50, "messages": ASK}
+    headers = {"x-api-key": "k", "anthropic-version": "2023-06-01"}
+
+    first = call(fake, ask_body, path, headers=headers).text
+    then = call(fake, {**ask_body, "messages": [*ASK, result]}, path, headers=headers)
+
+    assert "get_weather" in first
+    assert "It is 12C." not in first
+    assert "It is 12C." in then.text
+    assert "get_weather" not in then.text
+
+
+def test_a_responses_tool_output_ends_the_round_trip(fake: FakeUpstream) -> None:
+    fake.script("agent", tool_calls=WEATHER_CALLS[:1], tool_round_trip=True, text="Sunny.")
+    output = {"type": "function_call_output", "call_id": "call_fake_0", "output": "12C"}
+
+    first = call(fake, {"model": "agent", "input": "weather?"}, "/v1/responses").json()
+    then = call(fake, {"model": "agent", "input": ["weather?", output]}, "/v1/responses")
+
+    assert [item["type"] for item in first["output"]] == ["function_call"]
+    assert "Sunny." in then.text
+    assert 'function_call"' not in then.text
