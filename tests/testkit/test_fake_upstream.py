@@ -882,25 +882,39 @@ def test_the_sdk_times_out_on_a_slow_first_byte(fake: FakeUpstream) -> None:
         sdk(fake, timeout=0.1).chat.completions.create(model="gpt-4o", messages=SDK_ASK)
 
 
+ANTHROPIC_TOOL_USE = {"type": "tool_use", "id": "t", "name": "get_weather", "input": {}}
+ANTHROPIC_TOOL_RESULT = {"type": "tool_result", "tool_use_id": "t", "content": "x"}
 ROUND_TRIP_RESULTS = [
-    ("/v1/chat/completions", {"role": "tool", "tool_call_id": "call_fake_0", "content": "12C"}),
+    (
+        "/v1/chat/completions",
+        [
+            {"role": "assistant", "tool_calls": [{
+                "id": "call_fake_0", "type": "function",
+                "function": {"name": "get_weather", "arguments": "{}"},
+            }]},
+            {"role": "tool", "tool_call_id": "call_fake_0", "content": "12C"},
+        ],
+    ),
     (
         "/anthropic/v1/messages",
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "x"}]},
+        [
+            {"role": "assistant", "content": [ANTHROPIC_TOOL_USE]},
+            {"role": "user", "content": [ANTHROPIC_TOOL_RESULT]},
+        ],
     ),
-]
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(("path", "result"), ROUND_TRIP_RESULTS)
 def test_a_tool_round_trip_calls_the_tool_until_its_result_comes_back(
-    fake: FakeUpstream, path: str, result: dict[str, Any]
+    fake: FakeUpstream, path: str, result: list[dict[str, Any]]
 ) -> None:
     fake.script("agent", tool_calls=WEATHER_CALLS[:1], tool_round_trip=True, text="It is 12C.")
     ask_body = {"model": "agent", "max_tokens": 50, "messages": ASK}
     headers = {"x-api-key": "k", "anthropic-version": "2023-06-01"}
 
     first = call(fake, ask_body, path, headers=headers).text
-    then = call(fake, {**ask_body, "messages": [*ASK, result]}, path, headers=headers)
+    then = call(fake, {**ask_body, "messages": [*ASK, *result]}, path, headers=headers)
 
     assert "get_weather" in first
     assert "It is 12C." not in first
