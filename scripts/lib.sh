@@ -82,6 +82,21 @@ ensure_static_assets() {
   done
 }
 
+# ensure_test_clients: the real clients the tests run against the gateway (Claude Code, Codex
+# CLI, Anthropic's TypeScript SDK, the Vercel AI SDK, and the Node.js 22 they need), installed
+# from the npm registry as tests/clients/package-lock.json pins them, into
+# tests/clients/node_modules (the tests find them there). Install scripts run here: Node.js's
+# and Claude Code's pick their platform's binary.
+ensure_test_clients() {
+  local stamp=tests/clients/node_modules/.momor-installed
+  command -v npm >/dev/null 2>&1 || ensure_apt_packages npm
+  if [ ! -f "$stamp" ] || [ tests/clients/package-lock.json -nt "$stamp" ]; then
+    log "installing the test clients (Claude Code, Codex CLI, SDKs) with npm"
+    (cd tests/clients && npm ci --no-audit --no-fund --loglevel=error)
+    touch "$stamp"
+  fi
+}
+
 # quickstart_env: the environment scripts/quickstart.sh runs Momor in, for it and for
 # scripts/manage.sh alike: this installation's secrets (var/quickstart.env), the SQLite
 # database in var/, no Redis, and the demo upstream's key.

@@ -18,6 +18,7 @@ ensure_postgres
 ensure_redis
 ensure_venv dev
 ensure_static_assets
+ensure_test_clients
 
 export DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/momor}"
 export REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}"
