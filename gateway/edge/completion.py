@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from datetime import date
 from decimal import Decimal
 from typing import Any
 
@@ -53,8 +52,8 @@ from gateway.request.responses import ResponsesCall
 from gateway.request.tags import NO_TAGS, CallTags
 from gateway.routing import candidate_cache
 from gateway.routing.candidates import Candidate, Needs, Plan, candidates, needs_of, nothing_answers
-from gateway.routing.performance import figures_of
-from gateway.routing.selectors import AgeRules, resolve
+from gateway.routing.performance import ranking_figures
+from gateway.routing.selectors import AgeRules, age_rules, resolve
 from gateway.routing.sessions import pin_of, session_moves, session_pin, stick
 from gateway.routing.trace import RoutingTrace
 
@@ -221,7 +220,7 @@ async def _planned(route: Route, catalog: Catalog, asked: AskedCall) -> list[Can
     only the first where the call allows no fallbacks."""
     caller, record = route.caller, route.record
     options, tags = asked.options, asked.tags
-    rules = _age_rules(options, caller)
+    rules = age_rules(options, caller.org)
     needs = needs_of(asked)
     key = candidate_cache.key_of(options, rules, needs) if route.trace is None else None
     routed = candidate_cache.kept(key, catalog, caller.org) if key is not None else None
@@ -254,9 +253,7 @@ async def _routed(
         trace.models = models
     if not models:
         raise nothing_answers(options)
-    figures = None
-    if options.prefs.sort != "price":
-        figures = await figures_of(o.id for m in models for o in m.offerings)
+    figures = await ranking_figures(models, options.prefs.sort)
     plan, given = route.plan, options.prefs.given()
     route.record.routing = {"provider": given, "excluded": plan.excluded}  # a refusal's too
     found = candidates(models, options, caller.org, needs, figures, plan)
@@ -338,15 +335,6 @@ def _explained(exc: GatewayError, metadata: dict[str, Any] | None) -> None:
 def _with_headers(exc: GatewayError, headers: dict[str, str]) -> GatewayError:
     exc.headers = {**headers, **(exc.headers or {})}
     return exc
-
-
-def _age_rules(options: CallOptions, caller: Caller) -> AgeRules:
-    prefs, org = options.prefs, caller.org
-    return AgeRules(
-        allow_deprecated=org.allow_deprecated if prefs.deprecated is None else prefs.deprecated,
-        max_age=prefs.max_age if prefs.max_age_given else org.max_age,
-        today=date.today(),  # noqa: DTZ011 - release dates are calendar days
-    )
 
 
 def _new_record(request_id: str, caller: Caller, body: dict[str, Any]) -> CallRecord:

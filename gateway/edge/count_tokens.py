@@ -3,7 +3,8 @@ Anthropic's API answers it (`{"input_tokens": N}`), for the model the call names
 
 The caller is known as a Messages call's is (`x-api-key` or `Authorization`), the body is
 checked as a Messages body without `max_tokens`, and its candidates are found as the call's
-would be (selectors, provider preferences, policy, keys). Counting is not a call: nothing is
+would be, in the order the call would try them (selectors, provider preferences and sort,
+policy, keys, the session's offering first). Counting is not a call: nothing is
 generated, reserved, recorded or billed; it counts against the key's rate limit, as every
 request that names a key does, and is refused with 429 past it. The count itself is
 `gateway.relay.messages.count.input_tokens`: Anthropic's for an Anthropic offering, Momor's
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import secrets
-from datetime import date
 
 import orjson
 from django.conf import settings
@@ -21,7 +21,7 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from billing.admission import RateState
-from gateway.catalog.snapshot import ModelInfo
+from gateway.catalog.snapshot import Catalog
 from gateway.catalog.state import STATE
 from gateway.edge.caller import authenticate
 from gateway.edge.completion import REQUEST_ID
@@ -41,7 +41,9 @@ from gateway.request.identity import Caller
 from gateway.request.messages.call import MessagesCall, parse_count_call
 from gateway.request.tags import tag_headers
 from gateway.routing.candidates import Candidate, candidates, needs_of, nothing_answers
-from gateway.routing.selectors import AgeRules, resolve
+from gateway.routing.performance import ranking_figures
+from gateway.routing.selectors import age_rules, resolve
+from gateway.routing.sessions import session_pin, stick
 
 log = logging.getLogger(__name__)
 
@@ -74,10 +76,7 @@ async def _count(request: HttpRequest) -> HttpResponse:
     try:
         catalog = await STATE.ready()
         asked = parse_count_call(body, raw, catalog.places, tag_headers(request.headers))
-        models = resolve(catalog, asked.options.selectors, _age_rules(asked, caller), "chat")
-        if not models:
-            raise nothing_answers(asked.options)
-        tokens = await input_tokens(asked, _candidates(asked, caller, models))
+        tokens = await input_tokens(asked, await _candidates(asked, caller, catalog))
     except GatewayError as exc:
         exc.headers = {**rate.headers(), **(exc.headers or {})}
         raise
@@ -101,15 +100,15 @@ async def _counted(caller: Caller) -> RateState:
     return rate
 
 
-def _candidates(asked: MessagesCall, caller: Caller, models: list[ModelInfo]) -> list[Candidate]:
-    found = candidates(models, asked.options, caller.org, needs_of(asked))
-    return found if asked.options.prefs.allow_fallbacks else found[:1]
-
-
-def _age_rules(asked: MessagesCall, caller: Caller) -> AgeRules:
-    prefs, org = asked.options.prefs, caller.org
-    return AgeRules(
-        allow_deprecated=org.allow_deprecated if prefs.deprecated is None else prefs.deprecated,
-        max_age=prefs.max_age if prefs.max_age_given else org.max_age,
-        today=date.today(),  # noqa: DTZ011 - release dates are calendar days
-    )
+async def _candidates(asked: MessagesCall, caller: Caller, catalog: Catalog) -> list[Candidate]:
+    """The call's candidates in the order the call would try them."""
+    options, org = asked.options, caller.org
+    models = resolve(catalog, options.selectors, age_rules(options, org), "chat")
+    if not models:
+        raise nothing_answers(options)
+    figures = await ranking_figures(models, options.prefs.sort)
+    found = candidates(models, options, org, needs_of(asked), figures)
+    session_id = asked.tags.session_id
+    if session_id:
+        found = stick(found, await session_pin(org.id, session_id))
+    return found if options.prefs.allow_fallbacks else found[:1]

@@ -17,6 +17,7 @@ from billing.calls.observers import HandedOff
 from billing.calls.records import AttemptRecord
 from core.redis_client import AsyncClient
 from core.shared_state import Unshared, shared
+from gateway.catalog.snapshot import ModelInfo
 
 WINDOW_MINUTES = 15
 CACHE_SECONDS = 2.0
@@ -114,6 +115,13 @@ async def _flush_soon() -> None:
             bucket = _local[where]
             for name, value in counts.items():
                 bucket[name] += value
+
+
+async def ranking_figures(models: Iterable[ModelInfo], sort: str) -> dict[int, Figures] | None:
+    """The figures a call's offerings are ranked on: none where it sorts by price."""
+    if sort == "price":
+        return None
+    return await figures_of(o.id for m in models for o in m.offerings)
 
 
 async def figures_of(offering_ids: Iterable[int]) -> dict[int, Figures]:

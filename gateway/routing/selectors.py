@@ -11,6 +11,8 @@ from datetime import date, timedelta
 from gateway.catalog.snapshot import Catalog, ModelInfo
 from gateway.models import ModelKind
 from gateway.request.errors import GatewayError, model_not_found
+from gateway.request.identity import OrgInfo
+from gateway.request.options import CallOptions
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +27,16 @@ class AgeRules:
         if self.max_age is None:
             return True
         return model.released is not None and self.today - model.released <= self.max_age
+
+
+def age_rules(options: CallOptions, org: OrgInfo) -> AgeRules:
+    """The call's `provider.deprecated` and `provider.maxAge`, else the organization's."""
+    prefs = options.prefs
+    return AgeRules(
+        allow_deprecated=org.allow_deprecated if prefs.deprecated is None else prefs.deprecated,
+        max_age=prefs.max_age if prefs.max_age_given else org.max_age,
+        today=date.today(),  # noqa: DTZ011 - release dates are calendar days
+    )
 
 
 def resolve(

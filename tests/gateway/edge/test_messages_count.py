@@ -126,3 +126,16 @@ def test_it_counts_against_the_keys_rate_limit(world: World) -> None:
     with pytest.raises(anthropic.RateLimitError) as caught:
         client(world, key=key).messages.count_tokens(model=GPT5_ID, messages=MESSAGES)
     assert caught.value.response.headers["x-ratelimit-limit"] == "1"
+
+
+def test_a_session_counts_on_the_offering_its_calls_go_to(world: World) -> None:
+    world.fake.script(OMNI_ON_ANTHROPIC, fail={"status": 503}, fail_times=1)
+    session = {"session_id": "count-session"}
+    called = post(world, {"model": OMNI_ID, "max_tokens": 50, "messages": MESSAGES, **session})
+    assert called.status_code == 200, called.text
+    world.fake.reset()
+
+    counted = post(world, {"model": OMNI_ID, "messages": MESSAGES, **session}, path=COUNT)
+
+    assert counted.json() == {"input_tokens": estimate({"messages": MESSAGES})}
+    assert world.fake.requests() == []
