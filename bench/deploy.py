@@ -24,6 +24,9 @@ MODEL = "bench/fast"  # the model id clients ask for
 UPSTREAM_ID = "fast"  # the fake's model id, what the gateways send on
 EMBED_MODEL = "bench/embed"  # the embedding model measured beside the chat calls
 EMBED_UPSTREAM_ID = "embed"
+MESSAGES_MODEL = "bench/claude"  # the model a Messages call asks for, served by Anthropic
+MESSAGES_UPSTREAM_ID = "claude-fast"
+ANTHROPIC_PATH = "/anthropic"  # where the fake speaks Anthropic's API, below its base URL
 CHUNKS = 20
 ANSWER = " ".join(f"w{i:02d}" for i in range(CHUNKS))  # 20 pieces of text
 FAKE_KEY_ENV = "MOMOR_PROVIDER_KEY_BENCH"
@@ -67,6 +70,41 @@ provider = "benchfake"
 upstream_id = "{EMBED_UPSTREAM_ID}"
 prompt_price = 0.01
 """
+# Loaded with EMBEDDINGS_CATALOG: a model served by an Anthropic offering, which a Messages
+# call reaches natively.
+MESSAGES_CATALOG = f"""
+[[providers]]
+name = "benchclaude"
+display_name = "Benchmark fake Anthropic"
+api = "anthropic"
+base_url = "{{base_url}}"
+key_env = "{FAKE_KEY_ENV}"
+zdr = true
+
+[[models]]
+id = "{MESSAGES_MODEL}"
+released = 2025-01-01
+
+[[offerings]]
+model = "{MESSAGES_MODEL}"
+provider = "benchclaude"
+upstream_id = "{MESSAGES_UPSTREAM_ID}"
+prompt_price = 0.01
+completion_price = 0.01
+"""
+# A checkout without it (a --baseline from before the Messages route) is measured without
+# Messages calls.
+MESSAGES_ROUTE = Path("gateway") / "edge" / "messages.py"
+
+
+def catalog_text(fake_url: str, *, chat_alone: bool = False) -> str:
+    """The catalog a deployment loads, its providers at the fake upstream `fake_url`."""
+    chat = CATALOG.format(base_url=f"{fake_url}/v1")
+    if chat_alone:
+        return chat
+    return (
+        chat + EMBEDDINGS_CATALOG + MESSAGES_CATALOG.format(base_url=f"{fake_url}{ANTHROPIC_PATH}")
+    )
 
 
 @dataclass(frozen=True)
@@ -147,6 +185,7 @@ class Deployment:
         self.log_dir = log_dir
         self.key = ""
         self.embeddings = False  # its catalog serves EMBED_MODEL
+        self.messages = False  # its catalog serves MESSAGES_MODEL, and its code the route
         self.worker: Proc | None = None
         self.env = self._env()
 
@@ -173,14 +212,14 @@ class Deployment:
         s = self.settings
         self.manage("migrate", "--noinput", "-v", "0")
         catalog = self.log_dir / "catalog.toml"
-        chat = CATALOG.format(base_url=f"{self.fake_url}/v1")
-        catalog.write_text(chat + EMBEDDINGS_CATALOG)
+        catalog.write_text(catalog_text(self.fake_url))
         try:
             self.manage("load_catalog", str(catalog))
             self.embeddings = True
+            self.messages = (self.root / MESSAGES_ROUTE).exists()
         except RuntimeError:  # code from before embeddings: the chat model alone
             print(f"    {self.root.name}: no embedding model loads; chat calls alone", flush=True)
-            catalog.write_text(chat)
+            catalog.write_text(catalog_text(self.fake_url, chat_alone=True))
             self.manage("load_catalog", str(catalog))
         self.manage("create_org", s.org, "--credits", "100000000")
         self.key = self.manage(
@@ -382,9 +421,16 @@ def start_fake(procs: Procs, core: int, port: int) -> tuple[Proc, str]:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = procs.start("fake-upstream", argv, core=core, env=env, cwd=ROOT)
     url = wait_line(proc, "listening on ", timeout=30).removeprefix("listening on ").strip()
-    script = {"model": UPSTREAM_ID, "text": ANSWER, "chunks": CHUNKS}
-    httpx.post(f"{url}/_fake/script", json=script, timeout=5).raise_for_status()
+    script_fake(url)
     return proc, url
+
+
+def script_fake(url: str) -> None:
+    """The fake upstream at `url` told to answer the chat and Messages models with ANSWER, in
+    CHUNKS pieces when streamed."""
+    for model in (UPSTREAM_ID, MESSAGES_UPSTREAM_ID):
+        script = {"model": model, "text": ANSWER, "chunks": CHUNKS}
+        httpx.post(f"{url}/_fake/script", json=script, timeout=5).raise_for_status()
 
 
 BASELINES = ROOT / "bench" / ".baselines"

@@ -13,19 +13,26 @@ from urllib.parse import urlsplit
 
 import orjson
 
-# The first SSE event that shows text: `"content":"x` with a non-empty string.
+# The first SSE event that shows text, a non-empty string: `"content":"x` in a Chat
+# Completions chunk, `"text":"x` in a Messages `content_block_delta`.
 CONTENT = re.compile(rb'"content":\s*"[^"]')
+MESSAGES_TEXT = re.compile(rb'"text":\s*"[^"]')
 TIMEOUT = 30.0
 SAMPLE_BODIES = 3
 
+Watch = re.Pattern[bytes] | None
+"""What a streamed call's text events hold (`Target.text_mark`); None: a plain call."""
+
 
 PROMPT = "Say hello in twenty pieces."
+ANTHROPIC_VERSION = "2023-06-01"
 
 
 @dataclass(frozen=True)
 class Target:
     """An OpenAI-compatible endpoint: POST `{base}/chat/completions` with `key` and `model`
-    (`api` "embeddings": POST `{base}/embeddings`, the prompt as the one input)."""
+    (`api` "embeddings": POST `{base}/embeddings`, the prompt as the one input; `api`
+    "messages": POST `{base}/messages` as Anthropic's SDK sends it, the key in `x-api-key`)."""
 
     name: str
     base_url: str
@@ -48,6 +55,16 @@ class Target:
         host, port = self.host_port
         return [(host, port), *((host, more) for more in self.more_ports)]
 
+    @property
+    def streams(self) -> bool:
+        """Whether this API's calls can be streamed (an embeddings call cannot)."""
+        return self.api != "embeddings"
+
+    @property
+    def text_mark(self) -> re.Pattern[bytes]:
+        """What a streamed event showing text holds, in this API's stream."""
+        return MESSAGES_TEXT if self.api == "messages" else CONTENT
+
     def request(self, *, stream: bool) -> bytes:
         """The raw bytes of one call, built once and resent as is."""
         body: dict[str, object] = {
@@ -55,9 +72,12 @@ class Target:
             "messages": [{"role": "user", "content": PROMPT}],
             "max_tokens": 64,
         }
-        route = "/chat/completions"
+        route, auth = "/chat/completions", f"Authorization: Bearer {self.key}"
         if self.api == "embeddings":
             body, route = {"model": self.model, "input": PROMPT}, "/embeddings"
+        elif self.api == "messages":
+            route = "/messages"
+            auth = f"x-api-key: {self.key}\r\nanthropic-version: {ANTHROPIC_VERSION}"
         if stream:
             body["stream"] = True
         payload = orjson.dumps(body)
@@ -65,7 +85,7 @@ class Target:
         host, port = self.host_port
         head = (
             f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\n"
-            f"Authorization: Bearer {self.key}\r\nContent-Type: application/json\r\n"
+            f"{auth}\r\nContent-Type: application/json\r\n"
             f"Accept: {'text/event-stream' if stream else 'application/json'}\r\n"
             f"Content-Length: {len(payload)}\r\n\r\n"
         )
@@ -95,17 +115,17 @@ class Connection:
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
 
-    async def call(self, raw: bytes, *, stream: bool) -> Result:
+    async def call(self, raw: bytes, *, watch: Watch) -> Result:
         reused = self.writer is not None
         try:
-            return await self._call(raw, stream)
+            return await self._call(raw, watch)
         except Closed:
             if not reused:
                 raise
         await self.close()  # a kept-alive connection the server had closed: once more
-        return await self._call(raw, stream)
+        return await self._call(raw, watch)
 
-    async def _call(self, raw: bytes, stream: bool) -> Result:
+    async def _call(self, raw: bytes, watch: Watch) -> Result:
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
         if self.reader is None or self.writer is None:
@@ -115,14 +135,14 @@ class Connection:
         status, length, chunked, keep = await _head(self.reader)
         result = Result(status, 0.0)
         if chunked:
-            await _read_chunked(self.reader, result, start, stream)
+            await _read_chunked(self.reader, result, start, watch)
         elif length is not None:
             result.body = await self.reader.readexactly(length)
-            _saw(result, result.body, start, stream)
+            _saw(result, result.body, start, watch)
         else:
             result.body = await self.reader.read()
             keep = False
-            _saw(result, result.body, start, stream)
+            _saw(result, result.body, start, watch)
         result.total = time.perf_counter() - start
         if not keep:
             await self.close()
@@ -155,7 +175,7 @@ async def _head(reader: asyncio.StreamReader) -> tuple[int, int | None, bool, bo
 
 
 async def _read_chunked(
-    reader: asyncio.StreamReader, result: Result, start: float, stream: bool
+    reader: asyncio.StreamReader, result: Result, start: float, watch: Watch
 ) -> None:
     parts = []
     while True:
@@ -164,15 +184,15 @@ async def _read_chunked(
             await reader.readuntil(b"\r\n")
             break
         data = (await reader.readexactly(size + 2))[:-2]
-        _saw(result, data, start, stream)
+        _saw(result, data, start, watch)
         parts.append(data)
     result.body = b"".join(parts)
 
 
-def _saw(result: Result, data: bytes, start: float, stream: bool) -> None:
-    if not stream:
+def _saw(result: Result, data: bytes, start: float, watch: Watch) -> None:
+    if watch is None:
         return
-    found = len(CONTENT.findall(data))
+    found = len(watch.findall(data))
     if found and result.first is None:
         result.first = time.perf_counter() - start
     result.chunks += found
@@ -207,6 +227,7 @@ async def run_phase(
     """`concurrency` workers send calls until `count` calls are sent or `seconds` pass; worker
     i keeps its connection to the target's address i modulo their number (round-robin)."""
     raw = target.request(stream=stream)
+    watch = target.text_mark if stream else None
     addresses = target.addresses
     run = PhaseRun(concurrency)
     left = [count]
@@ -214,7 +235,7 @@ async def run_phase(
     start = time.perf_counter()
     await asyncio.gather(
         *(
-            _worker(addresses, i % len(addresses), raw, stream, run, left, deadline)
+            _worker(addresses, i % len(addresses), raw, watch, run, left, deadline)
             for i in range(concurrency)
         )
     )
@@ -223,24 +244,24 @@ async def run_phase(
 
 
 async def _worker(
-    addresses: list[tuple[str, int]], where: int, raw: bytes, stream: bool, run: PhaseRun,
+    addresses: list[tuple[str, int]], where: int, raw: bytes, watch: Watch, run: PhaseRun,
     left: list[int], deadline: float,
 ) -> None:  # fmt: skip
     conn = Connection(*addresses[where])
     try:
         while left[0] > 0 and time.perf_counter() < deadline:
             left[0] -= 1
-            result = await _one(conn, raw, stream)
+            result = await _one(conn, raw, watch)
             result.where = where
             run.add(result)
     finally:
         await conn.close()
 
 
-async def _one(conn: Connection, raw: bytes, stream: bool) -> Result:
+async def _one(conn: Connection, raw: bytes, watch: Watch) -> Result:
     start = time.perf_counter()
     try:
-        return await asyncio.wait_for(conn.call(raw, stream=stream), TIMEOUT)
+        return await asyncio.wait_for(conn.call(raw, watch=watch), TIMEOUT)
     except (OSError, Closed, asyncio.IncompleteReadError, TimeoutError, ValueError) as exc:
         await conn.close()
         body = f"{type(exc).__name__}: {exc}".encode()

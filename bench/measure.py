@@ -1,7 +1,7 @@
-"""The phases measured on one target: plain latency, an embeddings call's latency beside it
-(where the target serves one), saturated throughput, streaming (with the gateway's CPU per
-stream), memory at idle, under load and over a soak (and the Celery worker's beside it), and
-errors by status in every phase."""
+"""The phases measured on one target: plain latency, the other APIs' calls beside it (an
+embeddings call, a Messages call plain and streamed, where the target serves them), saturated
+throughput, streaming (with the gateway's CPU per stream), memory at idle, under load and over
+a soak (and the Celery worker's beside it), and errors by status in every phase."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ class Plan:
     soak_seconds: float = 60.0
     soak_concurrency: int = 16
     warmup: int = 300
-    embeddings_warmup: int = 50
+    others_warmup: int = 50
 
 
 def pct(values: list[float], q: float) -> float | None:
@@ -81,7 +81,7 @@ class Meter:
     pids: tuple[int, ...] = ()
     cores: tuple[int, ...] = (0,)
     worker: tuple[int, ...] = ()
-    embeddings: Target | None = None
+    others: tuple[Target, ...] = ()  # the same server's other APIs (embeddings, Messages)
     metrics: Metrics = field(default_factory=dict)
     served: int = 0  # calls answered 200, every phase (each one a record to store)
     samples: dict[str, dict[str, list[str]]] = field(default_factory=dict)
@@ -127,26 +127,46 @@ class Meter:
                 **self.spent_per_call(before, len(run.ok), "cpu_ms_per_call"),
             }  # fmt: skip
 
-    async def embed(self) -> None:
-        """An embeddings call (one short input) at c1, as many and as long as the chat calls'
-        c1 level, after a short warm-up of its own: its latency beside theirs."""
-        if self.embeddings is None:
-            return
-        plan = self.plan
+    async def others_latency(self) -> None:
+        """Each other API's plain call at c1 (`<api>_c1`), as many and as long as the chat
+        calls' c1 level, after a short warm-up of its own: its latency beside theirs."""
+        for other in self.others:
+            await self.warm_other(other, stream=False)
+            name = f"{other.api}_c1"
+            await self.settle(name)
+            before = self.spent()
+            run = await self.phase(
+                name, other, concurrency=1, count=self.plan.latency_count,
+                seconds=self.plan.latency_seconds,
+            )  # fmt: skip
+            self.metrics[name] = {
+                **_spread([r.total for r in run.ok]), "calls": len(run.results), "rps": _rate(run),
+                **self.spent_per_call(before, len(run.ok), "cpu_ms_per_call"),
+            }  # fmt: skip
+
+    async def others_stream(self) -> None:
+        """Each other API's streamed call at c1 (`<api>_stream_c1`), as the chat streams' c1
+        level, after a short warm-up of its own."""
+        for other in (o for o in self.others if o.streams):
+            await self.warm_other(other, stream=True)
+            name = f"{other.api}_stream_c1"
+            await self.settle(name)
+            before = self.spent()
+            run = await self.phase(
+                name, other, concurrency=1, count=self.plan.stream_count,
+                seconds=self.plan.stream_seconds, stream=True,
+            )  # fmt: skip
+            self.metrics[name] = {
+                **_stream_metrics(run),
+                **self.spent_per_call(before, len(run.ok), "cpu_ms_per_stream"),
+            }
+
+    async def warm_other(self, other: Target, *, stream: bool) -> None:
+        kind = "stream" if stream else "plain"
         await self.phase(
-            "warmup_embeddings", self.embeddings, concurrency=1, count=plan.embeddings_warmup,
-            seconds=10,
+            f"warmup_{other.api}_{kind}", other, concurrency=1, count=self.plan.others_warmup,
+            seconds=10, stream=stream,
         )  # fmt: skip
-        await self.settle("embeddings_c1")
-        before = self.spent()
-        run = await self.phase(
-            "embeddings_c1", self.embeddings, concurrency=1, count=plan.latency_count,
-            seconds=plan.latency_seconds,
-        )  # fmt: skip
-        self.metrics["embeddings_c1"] = {
-            **_spread([r.total for r in run.ok]), "calls": len(run.results), "rps": _rate(run),
-            **self.spent_per_call(before, len(run.ok), "cpu_ms_per_call"),
-        }  # fmt: skip
 
     async def throughput(self) -> None:
         steps, best = [], None
@@ -309,17 +329,18 @@ def _slope(points: list[tuple[float, float]]) -> float:
 
 async def measure(
     target: Target, plan: Plan, pids: tuple[int, ...] = (), cores: tuple[int, ...] = (0,),
-    soak: bool = True, worker: tuple[int, ...] = (), embeddings: Target | None = None,
+    soak: bool = True, worker: tuple[int, ...] = (), others: tuple[Target, ...] = (),
 ) -> Metrics:  # fmt: skip
-    """Every phase on one target, in order (the embeddings phase on `embeddings`, the same
-    server's embeddings endpoint, when given); the metrics with errors and error bodies (and
-    the RSS of the `worker` processes after the warm-up and at the end)."""
-    meter = Meter(target, plan, pids, cores, worker, embeddings)
+    """Every phase on one target, in order (the `others`, the same server's other APIs, each
+    after the chat phases of its kind); the metrics with errors and error bodies (and the RSS
+    of the `worker` processes after the warm-up and at the end)."""
+    meter = Meter(target, plan, pids, cores, worker, others)
     await meter.warm()
     await meter.latency()
-    await meter.embed()
+    await meter.others_latency()
     await meter.throughput()
     await meter.stream()
+    await meter.others_stream()
     if soak:
         await meter.soak()
     meter.worker_rss("celery_rss_end_mib")

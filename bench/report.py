@@ -13,10 +13,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench import versus_chat
+
 Metrics = dict[str, Any]
 
 LATENCY_LEVELS = ("c1", "c16", "c64")
 STREAM_LEVELS = ("c1", "c16")
+# The other APIs' phases (`bench.measure.Meter.others_latency`, `others_stream`), where measured.
+OTHER_PLAIN = ("embeddings_c1", "messages_c1")
+OTHER_STREAMS = ("messages_stream_c1",)
 
 
 def machine(servers: list[str]) -> Metrics:
@@ -43,18 +48,16 @@ def _sub(a: float | None, b: float | None) -> float | None:
 def added(direct: Metrics, target: Metrics) -> Metrics:
     """What the gateway adds to the direct call, phase by phase (ms), and its throughput."""
     out: Metrics = {}
-    for level in LATENCY_LEVELS:
-        d, t = direct.get(f"latency_{level}", {}), target.get(f"latency_{level}", {})
+    plain = [f"latency_{level}" for level in LATENCY_LEVELS]
+    for phase in [*plain, *(p for p in OTHER_PLAIN if p in target)]:
+        d, t = direct.get(phase, {}), target.get(phase, {})
         for q in ("p50", "p90", "p99"):
-            out[f"latency_{level}_{q}"] = _sub(t.get(q), d.get(q))
-    for level in STREAM_LEVELS:
-        d, t = direct.get(f"stream_{level}", {}), target.get(f"stream_{level}", {})
+            out[f"{phase}_{q}"] = _sub(t.get(q), d.get(q))
+    streams = [f"stream_{level}" for level in STREAM_LEVELS]
+    for phase in [*streams, *(p for p in OTHER_STREAMS if p in target)]:
+        d, t = direct.get(phase, {}), target.get(phase, {})
         for key in ("first_p50", "first_p99", "last_p50", "last_p99"):
-            out[f"stream_{level}_{key}"] = _sub(t.get(key), d.get(key))
-    if "embeddings_c1" in target:
-        d, t = direct.get("embeddings_c1", {}), target["embeddings_c1"]
-        for q in ("p50", "p90", "p99"):
-            out[f"embeddings_c1_{q}"] = _sub(t.get(q), d.get(q))
+            out[f"{phase}_{key}"] = _sub(t.get(key), d.get(key))
     d_rps, t_rps = direct["throughput"]["rps"], target["throughput"]["rps"]
     out["throughput_share_of_direct"] = round(t_rps / d_rps, 3) if d_rps else None
     return out
@@ -115,7 +118,7 @@ def targets(sections: list[Metrics]) -> list[Metrics]:
         *_stream_goals(momor, floor),
         *_rss_goals(momor),
         _daphne_goal(servers),
-        *embeddings_goals(momor),
+        *versus_chat_goals(momor),
     ]
 
 
@@ -192,24 +195,23 @@ def _stream_goals(momor: Metrics, floor: Metrics | None) -> list[Metrics]:
     ]
 
 
-EMBEDDINGS_LIMIT = 1.2
-
-
-def embeddings_goals(momor: Metrics) -> list[Metrics]:
-    """An embeddings call's added latency at c1 against a Chat Completions call's, in the same
-    section (each added against its own direct call), p50 and p99: within 1.2x."""
+def versus_chat_goals(momor: Metrics) -> list[Metrics]:
+    """An embeddings call's and a Messages call's (to an Anthropic offering, plain and
+    streamed) added latency against a Chat Completions call's, in the same section (each added
+    against its own direct call), p50 and p99: within 1.2x."""
     out = []
-    for q in ("p50", "p99"):
-        name = f"embeddings: added latency {q} at c1 vs Chat Completions' (governed)"
-        ours, chat = momor["added"].get(f"embeddings_c1_{q}"), momor["added"][f"latency_c1_{q}"]
+    for row in versus_chat.ratios(momor):
+        name = (
+            f"{row['api']}: added latency {row['quantile']} {row['call']} "
+            "vs Chat Completions' (governed)"
+        )
+        ours, chat = row["added_ms"], row["chat_added_ms"]
+        goal = _goal(name, row["ratio"], versus_chat.LIMIT, "x")
         if ours is None:
-            goal = _goal(name, None, EMBEDDINGS_LIMIT, "x")
-            goal["note"] = "not measured: the deployment's catalog serves no embedding model"
-        elif chat is None or chat <= 0:
-            goal = _goal(name, None, EMBEDDINGS_LIMIT, "x")
+            goal["note"] = f"not measured: the deployment serves no {row['api']} call"
+        elif row["ratio"] is None:
             goal["note"] = f"no ratio: {_fmt(ours)} ms vs Chat Completions' {_fmt(chat)} ms"
         else:
-            goal = _goal(name, round(ours / chat, 2), EMBEDDINGS_LIMIT, "x")
             goal["note"] = f"{_fmt(ours)} ms vs Chat Completions' {_fmt(chat)} ms"
         out.append(goal)
     return out
@@ -289,7 +291,8 @@ def save(report: Metrics, results: Path) -> Path:
 ROWS: list[tuple[str, str, str]] = [
     *[(f"plain c{c} {q} ms", f"latency_c{c}", q) for c in (1, 16, 64)
       for q in ("p50", "p90", "p99")],
-    *[(f"embeddings c1 {q} ms", "embeddings_c1", q) for q in ("p50", "p90", "p99")],
+    *[(f"{api} c1 {q} ms", f"{api}_c1", q) for api in ("embeddings", "messages")
+      for q in ("p50", "p90", "p99")],
     ("throughput req/s (0 errors)", "throughput", "rps"),
     ("  at concurrency", "throughput", "at_concurrency"),
     ("  gateway CPU ms/call", "throughput", "cpu_ms_per_call"),
@@ -302,8 +305,12 @@ ROWS: list[tuple[str, str, str]] = [
       for q in ("p50", "p99")],
     *[(f"stream c{c} gateway CPU ms/stream", f"stream_c{c}", "cpu_ms_per_stream")
       for c in (1, 16)],
+    *[(f"messages stream c1 {end} {q} ms", "messages_stream_c1", f"{end}_{q}")
+      for end in ("first", "last") for q in ("p50", "p99")],
+    ("messages stream c1 gateway CPU ms/stream", "messages_stream_c1", "cpu_ms_per_stream"),
     ("plain c1 gateway CPU ms/call", "latency_c1", "cpu_ms_per_call"),
     ("embeddings c1 gateway CPU ms/call", "embeddings_c1", "cpu_ms_per_call"),
+    ("messages c1 gateway CPU ms/call", "messages_c1", "cpu_ms_per_call"),
     ("plain c1 Celery worker CPU ms/call", "latency_c1", "worker_cpu_ms_per_call"),
     ("plain c1 PostgreSQL+Redis CPU ms/call", "latency_c1", "services_cpu_ms_per_call"),
     ("stream c16 Celery worker CPU ms/stream", "stream_c16", "worker_cpu_ms_per_call"),
@@ -326,7 +333,7 @@ def _cell(metrics: Metrics, group: str, key: str) -> Any:
 
 
 def _added_cell(section: Metrics, group: str, key: str) -> Any:
-    if group.startswith(("latency_", "stream_", "embeddings_")):
+    if group.startswith(("latency_", "stream_", "embeddings_", "messages_")):
         return section["added"].get(f"{group}_{key}")
     if group == "throughput" and key == "rps":
         share = section["added"].get("throughput_share_of_direct")

@@ -23,7 +23,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from bench import deploy, litellm, memtrace, profile, records, scale
+from bench import deploy, litellm, memtrace, profile, records, scale, versus_chat
 from bench.loadgen import Target, run_phase
 from bench.measure import Plan, measure
 from bench.procs import Proc, Procs
@@ -239,15 +239,27 @@ class Bench:
     def direct(self) -> Target:
         return Target("direct", f"{self.fake_url}/v1", "sk-bench-fake", deploy.UPSTREAM_ID)
 
-    def embedding_targets(
+    def other_targets(
         self, gateway: Gateway, target: Target
-    ) -> tuple[Target | None, Target | None]:
-        """The embeddings call measured beside the chat calls, direct and through the
-        gateway: Momor's sections whose catalog serves the embedding model."""
-        if gateway.kind != "momor" or not self.deployment_of(gateway).embeddings:
-            return None, None
-        direct = replace(self.direct(), model=deploy.EMBED_UPSTREAM_ID, api="embeddings")
-        return direct, replace(target, model=deploy.EMBED_MODEL, api="embeddings")
+    ) -> tuple[tuple[Target, ...], tuple[Target, ...]]:
+        """The other APIs' calls measured beside the chat calls, direct and through the
+        gateway, in Momor's sections whose deployment serves them: an embeddings call, and a
+        Messages call to the model an Anthropic offering serves (direct: the fake's
+        Anthropic)."""
+        if gateway.kind != "momor":
+            return (), ()
+        deployment, direct, through = self.deployment_of(gateway), [], []
+        if deployment.embeddings:
+            direct.append(replace(self.direct(), model=deploy.EMBED_UPSTREAM_ID, api="embeddings"))
+            through.append(replace(target, model=deploy.EMBED_MODEL, api="embeddings"))
+        if deployment.messages:
+            anthropic = f"{self.fake_url}{deploy.ANTHROPIC_PATH}/v1"
+            direct.append(replace(
+                self.direct(), base_url=anthropic, model=deploy.MESSAGES_UPSTREAM_ID,
+                api="messages",
+            ))  # fmt: skip
+            through.append(replace(target, model=deploy.MESSAGES_MODEL, api="messages"))
+        return tuple(direct), tuple(through)
 
     def launch(
         self, gateway: Gateway, processes: int = 1, nice: int = 0
@@ -289,14 +301,14 @@ class Bench:
         pids = tuple(p.pid for p in procs)
         cores = tuple(gateway_core(i) for i in range(len(procs))) or (GATEWAY_CORE,)
         kind, worker = self.deployment_kind(gateway)
-        direct_embed, embed = self.embedding_targets(gateway, target)
+        direct_others, others = self.other_targets(gateway, target)
         try:
             print(f"[{repeat}] {gateway.name}: direct baseline", flush=True)
-            direct = await measure(self.direct(), self.plan, soak=False, embeddings=direct_embed)
+            direct = await measure(self.direct(), self.plan, soak=False, others=direct_others)
             print(f"[{repeat}] {gateway.name}: measuring (pids {pids})", flush=True)
             result = await measure(
                 target, self.plan, pids, cores, soak=gateway.kind != "floor", worker=worker,
-                embeddings=embed,
+                others=others,
             )  # fmt: skip
             section: Metrics = {"gateway": gateway.name, "direct": direct, "target": result}
             section |= {"deployment": kind, "server": gateway.server, "processes": len(procs)}
@@ -422,6 +434,8 @@ def build_report(
         for taken in ("profile", "memory"):
             if taken in runs[0][i]:
                 section[taken] = runs[0][i][taken]
+        if versus_chat.measured(section):
+            section["versus_chat"] = versus_chat.ratios(section)
     report: Metrics = {
         "machine": machine([g.server for g in wanted if g.server])
         | {"loadavg_at_start": bench.loadavg_at_start},
@@ -437,18 +451,25 @@ def build_report(
     if bench.args.processes > 1:
         report["pinning"]["gateway"] = [gateway_core(i) for i in range(bench.args.processes)]
         report["pinning"]["note"] = scale.pinning_note(bench.args.processes, scaled=False)
+    report["versus_baseline"] = versus_baseline(sections)
+    report["versus_chat_over"] = versus_chat.over(sections)
+    report["server_ratios"] = server_ratios(sections)
+    return report
+
+
+def recordings(bench: Bench, wanted: list[Gateway], runs: list[list[Metrics]]) -> Metrics:
+    """What each deployment stored of the run's calls, read from its stores once it is done."""
+    found: Metrics = {}
     if bench.deployment is not None:
-        report["momor_recording"] = bench.recording(bench.deployment)
+        found["momor_recording"] = bench.recording(bench.deployment)
     if bench.embedded is not None:
         plain = [run[i] for run in runs for i, g in enumerate(wanted) if g.embedded]
         served = sum(s["target"].get("calls_served") or 0 for s in plain)
         drains = [s["journal_drain"] for s in plain if "journal_drain" in s]
-        report["plain_recording"] = bench.plain_recording(served, drains)
+        found["plain_recording"] = bench.plain_recording(served, drains)
     for ref, deployment in bench.baselines.items():
-        report.setdefault("baseline_recording", {})[ref] = bench.recording(deployment)
-    report["versus_baseline"] = versus_baseline(sections)
-    report["server_ratios"] = server_ratios(sections)
-    return report
+        found.setdefault("baseline_recording", {})[ref] = bench.recording(deployment)
+    return found
 
 
 def versus_baseline(sections: list[Metrics]) -> list[Metrics]:
@@ -487,7 +508,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         bench.start(wanted)
         runs, scaled = asyncio.run(measure_all(bench, wanted))
-        report = build_report(bench, wanted, runs, scaled)
+        report = build_report(bench, wanted, runs, scaled) | recordings(bench, wanted, runs)
     except KeyboardInterrupt:
         print("interrupted: stopping everything started")
         return 130
@@ -552,6 +573,10 @@ def print_report(report: Metrics, path: Path) -> None:
         print("\nMomor servers' throughput (governed), as a share of the fastest:")
         for row in report["server_ratios"]:
             print(f"  {row['server']}: {row['rps']:,.0f} req/s, {row['share_of_fastest']}x")
+    if any("versus_chat" in s for s in report["sections"]):
+        limit = versus_chat.LIMIT
+        print(f"\nadded latency vs Chat Completions' in the same section (limit {limit}x):")
+        print(versus_chat.text(report["sections"]))
     for row in report.get("versus_baseline") or ():
         print(
             f"\n{row['gateway']} vs {row['baseline']}: throughput x{row['throughput_ratio']}, "

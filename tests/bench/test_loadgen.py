@@ -1,0 +1,72 @@
+"""The load generator's Messages call: the bytes Anthropic's SDK would send (its path below the
+base URL, the key in `x-api-key`, `anthropic-version`, the body with `max_tokens`), and the
+first text of a Messages stream found where Anthropic writes it."""
+
+from __future__ import annotations
+
+import orjson
+
+from bench.loadgen import Target
+
+TARGET = Target(
+    "momor", "http://127.0.0.1:8000/v1", "sk-momor-alice", "bench/claude", api="messages"
+)
+
+
+def split(raw: bytes) -> tuple[list[str], dict[str, object]]:
+    head, _, body = raw.partition(b"\r\n\r\n")
+    return head.decode().split("\r\n"), orjson.loads(body)
+
+
+def test_a_messages_call_is_sent_as_anthropics_sdk_sends_it() -> None:
+    lines, body = split(TARGET.request(stream=False))
+
+    assert lines == [
+        "POST /v1/messages HTTP/1.1",
+        "Host: 127.0.0.1:8000",
+        "x-api-key: sk-momor-alice",
+        "anthropic-version: 2023-06-01",
+        "Content-Type: application/json",
+        "Accept: application/json",
+        f"Content-Length: {len(orjson.dumps(body))}",
+    ]
+    assert body == {
+        "model": "bench/claude",
+        "messages": [{"role": "user", "content": "Say hello in twenty pieces."}],
+        "max_tokens": 64,
+    }
+
+
+def test_a_streamed_messages_call_asks_for_events() -> None:
+    direct = Target(
+        "direct", "http://127.0.0.1:9000/anthropic/v1", "sk-fake", "claude-fast", api="messages"
+    )
+
+    lines, body = split(direct.request(stream=True))
+
+    assert lines[0] == "POST /anthropic/v1/messages HTTP/1.1"
+    assert "Accept: text/event-stream" in lines
+    assert body["stream"] is True
+
+
+def event(name: str, data: dict[str, object]) -> bytes:
+    """One event of a Messages stream, as Anthropic writes it."""
+    return f"event: {name}\ndata: ".encode() + orjson.dumps({"type": name, **data}) + b"\n\n"
+
+
+def test_the_first_text_of_a_messages_stream_is_its_first_non_empty_text_delta() -> None:
+    start = event("content_block_start", {"content_block": {"type": "text", "text": ""}})
+    delta = event("content_block_delta", {"delta": {"type": "text_delta", "text": "w00 "}})
+    opening = event("message_start", {"message": {"content": []}})
+
+    assert TARGET.text_mark.findall(opening + start) == []
+    assert len(TARGET.text_mark.findall(start + delta + delta)) == 2
+
+
+def test_a_chat_stream_is_still_read_by_its_content() -> None:
+    chat = Target("momor", "http://127.0.0.1:8000/v1", "sk-momor-alice", "bench/fast")
+    chunk = b'data: {"choices":[{"delta":{"content":"w00 "}}]}\n\n'
+
+    assert len(chat.text_mark.findall(chunk)) == 1
+    assert chat.streams and TARGET.streams
+    assert not Target("e", "http://127.0.0.1:1/v1", "k", "m", api="embeddings").streams
