@@ -3,14 +3,15 @@ refused here with a 400 `invalid_request_error` (worded as Anthropic words it, `
 is wrong`), so no offering is tried for a call none could take.
 
 Checked: `model` (with Momor's `models`, as every route reads them), `max_tokens` (required
-but on count_tokens, a whole number of at least 1), `messages` (at least one; each a `user` or
-`assistant` turn whose content is a string or a list of blocks, each with a `type`; the
-blocks Momor translates hold what they need), `system` (a string or text blocks), `tools`
-(each named), `tool_choice` (auto, any, tool with a name, none), `stop_sequences` (strings),
-`temperature`, `top_p` (numbers), `top_k` (a whole number), `thinking` (enabled with a budget
-of at least 1,024 below `max_tokens`, disabled or adaptive), `metadata` (an object) and
-`stream` (a boolean). Fields Momor does not know pass to Anthropic as written: Anthropic
-answers for them (its API grows faster than any list here)."""
+but on count_tokens, a whole number of at least 1), `messages` (at least one; each a `user`,
+`assistant` or `system` turn (a mid-conversation system message: where one may stand and
+which models take it is Anthropic's to say) whose content is a string or a list of blocks,
+each with a `type`; the blocks Momor translates hold what they need), `system` (a string or
+text blocks), `tools` (each named), `tool_choice` (auto, any, tool with a name, none),
+`stop_sequences` (strings), `temperature`, `top_p` (numbers), `top_k` (a whole number),
+`thinking` (enabled with a budget of at least 1,024 below `max_tokens`, disabled or
+adaptive), `metadata` (an object) and `stream` (a boolean). Fields Momor does not know pass
+to Anthropic as written: Anthropic answers for them (its API grows faster than any list here)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from typing import Any, TypeGuard
 
 from gateway.request.errors import GatewayError, invalid_value
 
-ROLES = ("user", "assistant")
+ROLES = ("user", "assistant", "system")
 TOOL_CHOICES = ("auto", "any", "tool", "none")
 THINKING = ("enabled", "disabled", "adaptive")
 MIN_BUDGET = 1024
@@ -81,7 +82,7 @@ def _check_messages(messages: object) -> None:
         if not isinstance(message, dict):
             raise refused(f"{where}: Input should be a valid dictionary")
         if message.get("role") not in ROLES:
-            raise refused(f"{where}.role: Input should be 'user' or 'assistant'")
+            raise refused(f"{where}.role: Input should be 'user', 'assistant' or 'system'")
         _check_content(message.get("content"), f"{where}.content")
 
 

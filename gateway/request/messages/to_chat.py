@@ -13,6 +13,12 @@ Each Messages field as Chat Completions carries it (the full table is docs/api.m
 - an assistant turn: text as `content`, `tool_use` as `tool_calls` (input as JSON
   arguments), `thinking` and `redacted_thinking` as `reasoning_details` entries holding their
   signature or data (as Anthropic's adapter reads and replays them);
+- a mid-conversation system turn: a `system` message in its place (text blocks joined by a
+  newline), left off once a user message follows one shown until then (`clear_at:
+  next_user_message`);
+- `context_management`: a `clear_thinking_20251015` edit clears the `reasoning_details` of
+  all but the last `keep` assistant turns (`thinking_turns`; none cleared for `all` or no
+  `keep`);
 - `max_tokens`, `temperature`, `top_p` as they are; `stop_sequences` as `stop`;
 - `tools` (custom ones) as functions (`input_schema` as `parameters`); `tool_choice` auto,
   any, tool, none as auto, required, the function, none; `disable_parallel_tool_use` as
@@ -26,8 +32,9 @@ Each Messages field as Chat Completions carries it (the full table is docs/api.m
 Left off: `top_k` (Chat Completions has none, and OpenAI refuses it), `cache_control` (no
 other API in Momor reads it). Not carried (`uncarried`): Anthropic's server tools (web
 search, code execution, ...), images and documents by file id, documents by URL, images in
-tool results, blocks of other types (server tool results, search results, ...), `container`,
-`mcp_servers` and `context_management`."""
+tool results, blocks of other types (server tool results, search results, a system turn's
+tool additions and removals, ...), a system turn's `output_config`, `container`,
+`mcp_servers` and every other context management edit."""
 
 from __future__ import annotations
 
@@ -42,7 +49,8 @@ from gateway.providers.contract import Json
 EFFORTS = {"low": "low", "medium": "medium", "high": "high", "max": "xhigh"}
 TOOL_CHOICES = {"auto": "auto", "any": "required", "none": "none"}
 SERVICE_TIERS = {"auto": "auto", "standard_only": "default"}
-UNCARRIED_FIELDS = ("container", "mcp_servers", "context_management")
+UNCARRIED_FIELDS = ("container", "mcp_servers")
+CLEAR_THINKING = "clear_thinking_20251015"
 PDF = "application/pdf"
 
 
@@ -67,6 +75,7 @@ def chat_request(body: Json) -> Translated:
     """The Chat Completions request a Messages body makes."""
     notes = _Notes()
     out: Json = {"messages": [*_system(body.get("system")), *_turns(body["messages"], notes)]}
+    _context_edits(body, out["messages"], notes)
     _ceiling_and_sampling(body, out)
     _tools(body, out, notes)
     _reasoning_and_format(body, out)
@@ -86,13 +95,62 @@ def _system(system: object) -> list[Json]:
 
 
 def _turns(messages: list[Json], notes: _Notes) -> list[Json]:
+    last_user = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=-1)
     out: list[Json] = []
-    for message in messages:
+    for index, message in enumerate(messages):
         if message["role"] == "assistant":
             out.append(assistant_message(message["content"], notes))
+        elif message["role"] == "system":
+            out.extend(system_message(message, notes, user_follows=index < last_user))
         else:
             out.extend(user_messages(message["content"], notes))
     return out
+
+
+def system_message(message: Json, notes: _Notes, *, user_follows: bool) -> list[Json]:
+    """A mid-conversation system turn, as a `system` message where it stands."""
+    if user_follows and message.get("clear_at") == "next_user_message":
+        return []
+    if message.get("output_config"):
+        notes.cannot_carry("a system message's output_config")
+    content = message["content"]
+    if isinstance(content, str):
+        return [{"role": "system", "content": content}]
+    for block in content:
+        if block["type"] != "text":
+            notes.cannot_carry(f"a {block['type']} block")
+    texts = [block["text"] for block in content if block["type"] == "text"]
+    return [{"role": "system", "content": "\n".join(texts)}]
+
+
+def _context_edits(body: Json, messages: list[Json], notes: _Notes) -> None:
+    config = body.get("context_management")
+    if config is None:
+        return
+    edits = config.get("edits", []) if isinstance(config, dict) else None
+    if not isinstance(edits, list):
+        notes.cannot_carry("'context_management'")
+        return
+    for edit in edits:
+        kind = edit.get("type") if isinstance(edit, dict) else None
+        if kind != CLEAR_THINKING or not _clear_thinking(messages, edit.get("keep", "all")):
+            notes.cannot_carry(f"context_management's {kind} edit")
+
+
+def _clear_thinking(messages: list[Json], keep: object) -> bool:
+    """Clear the reasoning of all but the last `keep` assistant turns; False for a `keep`
+    Momor does not read."""
+    if keep == "all" or keep == {"type": "all"}:
+        return True
+    if not isinstance(keep, dict) or keep.get("type") != "thinking_turns":
+        return False
+    count = keep.get("value")
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        return False
+    turns = [message for message in messages if message["role"] == "assistant"]
+    for turn in turns[: max(len(turns) - count, 0)]:
+        turn.pop("reasoning_details", None)
+    return True
 
 
 # User turns

@@ -93,8 +93,12 @@ def test_a_token_count_needs_no_max_tokens() -> None:
         ({"model": "m", "max_tokens": 1}, "messages: Field required"),
         (ask(messages=[]), "messages: at least one message is required"),
         (
-            ask(messages=[{"role": "system", "content": "x"}]),
-            "messages.0.role: Input should be 'user' or 'assistant'",
+            ask(messages=[{"role": "tool", "content": "x"}]),
+            "messages.0.role: Input should be 'user', 'assistant' or 'system'",
+        ),
+        (
+            ask(messages=[*HI, {"role": "system", "content": [{"type": "text"}]}]),
+            "messages.1.content.0.text.text: Field required (str)",
         ),
         (
             ask(messages=[{"role": "user", "content": 3}]),
@@ -266,6 +270,53 @@ def test_thinking_and_effort_as_reasoning(fields: dict[str, Any], reasoning: Any
     assert translated(**fields).get("reasoning") == reasoning
 
 
+def test_a_mid_conversation_system_turn_is_a_system_message_in_its_place() -> None:
+    reminder = [{"type": "text", "text": "Mode: plan.", "cache_control": {"type": "ephemeral"}},
+                {"type": "text", "text": "Be terse."}]  # fmt: skip
+    messages = [
+        *HI,
+        {"role": "system", "content": reminder},
+        {"role": "assistant", "content": "Ok."},
+        {"role": "system", "content": "Done."},
+    ]
+    assert translated(messages=messages)["messages"] == [
+        *HI,
+        {"role": "system", "content": "Mode: plan.\nBe terse."},
+        {"role": "assistant", "content": "Ok."},
+        {"role": "system", "content": "Done."},
+    ]
+
+
+def test_a_system_turn_shown_until_the_next_user_message_is_left_off_after_it() -> None:
+    once = {"role": "system", "content": "Only now.", "clear_at": "next_user_message"}
+    later = [{"role": "assistant", "content": "Ok."}, {"role": "user", "content": "Next."}]
+    assert translated(messages=[*HI, once, *later])["messages"] == [*HI, *later]
+    assert translated(messages=[*HI, once])["messages"] == [
+        *HI,
+        {"role": "system", "content": "Only now."},
+    ]
+
+
+def test_clearing_thinking_is_done_on_the_reasoning_replayed() -> None:
+    def turn(text: str) -> dict[str, Any]:
+        thought = {"type": "thinking", "thinking": f"On {text}.", "signature": "s"}
+        return {"role": "assistant", "content": [thought, {"type": "text", "text": text}]}
+
+    messages = [*HI, turn("One."), *HI, turn("Two."), *HI]
+
+    def reasoned(keep: Any) -> list[str]:
+        edit = {"type": "clear_thinking_20251015", "keep": keep}
+        out = chat_request(
+            {"max_tokens": 10, "messages": messages, "context_management": {"edits": [edit]}}
+        )
+        assert out.uncarried == ""
+        return [m["content"] for m in out.request["messages"] if "reasoning_details" in m]
+
+    assert reasoned("all") == reasoned({"type": "all"}) == ["One.", "Two."]
+    assert reasoned({"type": "thinking_turns", "value": 1}) == ["Two."]
+    assert reasoned({"type": "thinking_turns", "value": 0}) == []
+
+
 def test_a_json_schema_output_as_response_format() -> None:
     schema = {"type": "object", "properties": {"a": {"type": "string"}}}
     out = translated(output_config={"format": {"type": "json_schema", "schema": schema}})
@@ -288,6 +339,17 @@ def test_a_json_schema_output_as_response_format() -> None:
         ({"messages": [{"role": "user", "content": [{"type": "search_result", "source": "s"}]}]},
          "a search_result block"),
         ({"container": "c-1"}, "'container'"),
+        ({"context_management": {"edits": [{"type": "clear_tool_uses_20250919"}]}},
+         "context_management's clear_tool_uses_20250919 edit"),
+        ({"context_management": {"edits": [{"type": "clear_thinking_20251015",
+                                            "keep": {"type": "turns"}}]}},
+         "context_management's clear_thinking_20251015 edit"),
+        ({"messages": [*HI, {"role": "system", "content": [
+            {"type": "tool_removal", "tools": [{"type": "tool_reference", "name": "f"}]}]}]},
+         "a tool_removal block"),
+        ({"messages": [*HI, {"role": "system", "content": "Hurry.",
+                             "output_config": {"effort": "low"}}]},
+         "a system message's output_config"),
         ({"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
             "content": [{"type": "image", "source": {"type": "url", "url": "u"}}]}]}]},
          "a image block in a tool result or document"),
