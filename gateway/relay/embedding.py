@@ -12,7 +12,7 @@ from functools import partial
 import orjson
 
 from billing.calls.building import call_served
-from gateway.providers.contract import Embeddings, Failure, Usage
+from gateway.providers.contract import CompletionUsage, Embeddings, Failure, Usage
 from gateway.relay.answer_usage import estimated_usage
 from gateway.relay.attempts import Answer, Attempt, Call, tokens_of
 from gateway.relay.failover import (
@@ -88,12 +88,19 @@ def _answer(read: Embeddings, asked: EmbeddingCall, attempt: Attempt, usage: Usa
         ],
         "model": offering.model_id,
         "provider": offering.provider.label,
-        "usage": {"prompt_tokens": usage.prompt_tokens, "total_tokens": usage.prompt_tokens},
+        "usage": _priced_usage(attempt, usage),
     }
     metadata = served_metadata(attempt.call)
     if metadata is not None:
         answer["momor_metadata"] = metadata
     return orjson.dumps(answer)
+
+
+def _priced_usage(attempt: Attempt, usage: Usage) -> CompletionUsage:
+    """OpenAI's embeddings usage with the fields Momor adds to every answer's (`cost`...)."""
+    priced = CompletionUsage(prompt_tokens=usage.prompt_tokens, total_tokens=usage.prompt_tokens)
+    attempt.add_cost(priced, estimated=usage.estimated, parsed=usage)
+    return priced
 
 
 def _base64(vector: list[float]) -> str:

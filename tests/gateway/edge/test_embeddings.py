@@ -94,6 +94,9 @@ def test_the_call_is_recorded_and_billed_on_its_prompt_tokens(world: World) -> N
     )
     assert (row.prompt_tokens, row.completion_tokens) == (5, 0)
     assert row.cost == Decimal("0.02") * 5 / 1_000_000
+    usage = response.json()["usage"]
+    assert (usage["cost"], usage["token_count_basis"]) == (float(row.cost), "provider_native")
+    assert usage["cost_details"]["upstream_inference_prompt_cost"] == float(row.cost)
 
 
 @pytest.mark.parametrize(

@@ -224,8 +224,12 @@ def test_each_provider_embeds_the_inputs_in_order_and_bills_them(world: World, n
 
     # The provider's count, else Momor's estimate: about four bytes of the call's body a token.
     tokens = WORDS if route.counts else size // 4
-    assert body["usage"] == {"prompt_tokens": tokens, "total_tokens": tokens}
+    usage = body["usage"]
+    assert (usage["prompt_tokens"], usage["total_tokens"]) == (tokens, tokens)
+    basis = "provider_native" if route.counts else "gateway_estimate"
+    assert usage["token_count_basis"] == basis
     generation = charged(world, response)
+    assert usage["cost"] == float(generation.cost)
     assert (generation.api, generation.status, generation.model, generation.provider) == (
         "embeddings",
         "success",
