@@ -138,7 +138,8 @@ def carries_tool_result(value: Any) -> bool:
         return any(carries_tool_result(item) for item in value)
     if not isinstance(value, dict):
         return False
-    if value.get("role") == "tool" or value.get("type") in _TOOL_RESULT_TYPES:
+    kind = value.get("type")
+    if value.get("role") == "tool" or (isinstance(kind, str) and kind in _TOOL_RESULT_TYPES):
         return True
     if "functionResponse" in value:
         return True

@@ -932,3 +932,13 @@ def test_a_responses_tool_output_ends_the_round_trip(fake: FakeUpstream) -> None
     assert [item["type"] for item in first["output"]] == ["function_call"]
     assert "Sunny." in then.text
     assert 'function_call"' not in then.text
+
+
+def test_a_schema_property_named_type_is_no_tool_result(fake: FakeUpstream) -> None:
+    fake.script("agent", tool_calls=WEATHER_CALLS[:1], tool_round_trip=True, text="Sunny.")
+    schema = {"type": "object", "properties": {"type": {"type": "string"}}}
+    tool = {"type": "function", "name": "get_weather", "parameters": schema}
+
+    first = call(fake, {"model": "agent", "input": "weather?", "tools": [tool]}, "/v1/responses")
+
+    assert [item["type"] for item in first.json()["output"]] == ["function_call"]
