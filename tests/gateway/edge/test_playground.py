@@ -1,16 +1,18 @@
-"""The playground page (gateway.edge.playground): the catalog's models and selectors, each marked by
-whether the organization can call it, the default on one that can, and the CSRF cookie its
-calls need."""
+"""The playground page (gateway.edge.playground): for each of its modes (Chat Completions,
+Messages, embeddings) the catalog's models and selectors that API calls, each marked by whether
+the organization can call it, the default on one that can, the route its calls go to, and the
+CSRF cookie its calls need."""
 
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 
 from accounts.models import Organization, SavedKey
-from gateway.edge.playground import Choice
+from gateway.edge.playground import Choice, Choices
 from gateway.models import Model, Offering, Provider
 from tests.ui_helpers import signed_in
 
@@ -35,13 +37,18 @@ def keyed_provider(name: str, key: str) -> Provider:
     return row
 
 
+def choices_of(response: Any) -> dict[str, Choices]:
+    """Each mode's choices, by the API it calls."""
+    return {mode.api: mode.choices for mode in response.context["modes"]}
+
+
 def test_only_models_with_a_key_can_be_picked_and_the_default_is_one(
     alice: User, acme: Organization
 ) -> None:
     offered("openai/gpt-5", keyed_provider("openai", "momor-key-0001"), tiers=["high"])
     offered("lab/unkeyed", keyed_provider("lab", ""), tiers=["lab"], auto=True)
     response = signed_in(alice).get("/playground/")
-    choices = response.context["choices"]
+    choices = choices_of(response)["chat"]
     assert choices.selectors == [
         Choice("auto", False),
         Choice("tier/high", True),
@@ -54,18 +61,47 @@ def test_only_models_with_a_key_can_be_picked_and_the_default_is_one(
     assert "csrftoken" in response.cookies
 
 
-def test_an_embedding_model_is_no_choice_of_the_chat_playground(
-    alice: User, acme: Organization
-) -> None:
+def test_each_mode_lists_the_models_its_api_calls(alice: User, acme: Organization) -> None:
     openai = keyed_provider("openai", "momor-key-0001")
     offered("openai/gpt-5", openai, tiers=["high"])
-    embedding = Model.objects.create(id="openai/text-embedding-3-small", kind="embedding")
+    embedding = Model.objects.create(
+        id="openai/text-embedding-3-small", kind="embedding", tiers=["small"], auto=True
+    )
     Offering.objects.create(
         model=embedding, provider=openai, upstream_id="e", prompt_price=Decimal(1)
     )
     response = signed_in(alice).get("/playground/")
     assert response.status_code == 200
-    assert response.context["choices"].models == [Choice("openai/gpt-5", True)]
+    chat = Choices(
+        selectors=[Choice("auto", False), Choice("tier/high", True)],
+        models=[Choice("openai/gpt-5", True)],
+    )
+    embeddings = Choices(
+        selectors=[Choice("auto", True), Choice("tier/small", True)],
+        models=[Choice("openai/text-embedding-3-small", True)],
+    )
+    assert choices_of(response) == {"chat": chat, "messages": chat, "embeddings": embeddings}
+    assert [(m.api, m.label, m.endpoint) for m in response.context["modes"]] == [
+        ("chat", "Chat Completions", "/v1/chat/completions"),
+        ("messages", "Messages", "/v1/messages"),
+        ("embeddings", "Embeddings", "/v1/embeddings"),
+    ]
+    page = response.content.decode()
+    assert (
+        '<template id="pg-choices-embeddings" data-endpoint="/v1/embeddings" data-runs="true">'
+        in page
+    )
+    assert 'data-record="/v1/generation" data-records="/generations/"' in page
+
+
+def test_a_mode_without_models_says_the_catalog_has_none(alice: User, acme: Organization) -> None:
+    offered("openai/gpt-5", keyed_provider("openai", "momor-key-0001"), tiers=["high"])
+    response = signed_in(alice).get("/playground/")
+    assert choices_of(response)["embeddings"] == Choices([Choice("auto", False)], [])
+    page = response.content.decode()
+    template = page[page.index('<template id="pg-choices-embeddings"') :]
+    template = template[: template.index("</template>")]
+    assert "The catalog has no model for this API yet" in template
 
 
 def test_a_saved_key_makes_a_model_runnable(alice: User, acme: Organization) -> None:
@@ -73,7 +109,7 @@ def test_a_saved_key_makes_a_model_runnable(alice: User, acme: Organization) -> 
     saved = SavedKey(organization=acme, provider="lab")
     saved.set_secret("acme-own-lab-key-0042")
     saved.save()
-    choices = signed_in(alice).get("/playground/").context["choices"]
+    choices = choices_of(signed_in(alice).get("/playground/"))["chat"]
     assert (choices.default, choices.selectors, choices.models) == (
         "auto",
         [Choice("auto", True)],
@@ -85,7 +121,7 @@ def test_a_fresh_install_says_no_model_can_answer(alice: User, acme: Organizatio
     offered("openai/gpt-5", keyed_provider("openai", ""), tiers=["high"], auto=True)
     Model.objects.create(id="lab/unoffered", tiers=[], auto=False)
     response = signed_in(alice).get("/playground/")
-    assert response.context["choices"].any_runs is False
+    assert [c.any_runs for c in choices_of(response).values()] == [False, False, False]
     page = response.content.decode()
     assert "No model can answer yet" in page
     assert '<a href="/provider-keys/">Save a provider key</a>' in page
