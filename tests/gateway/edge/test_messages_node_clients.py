@@ -127,7 +127,7 @@ def messages_usage(usage: dict[str, Any]) -> tuple[int, int, int, int]:
 
 
 @OFFERINGS
-def test_create_and_stream(world: World, offering: Offering) -> None:
+def test_anthropic_sdk_creates_and_streams(world: World, offering: Offering) -> None:
     world.fake.script(offering.upstream, text=ANSWER, usage=offering.usage)
     ask = {"model": offering.model, "max_tokens": 200, "messages": ASK}
     created, streamed = anthropic_sdk(
@@ -162,7 +162,7 @@ def test_create_and_stream(world: World, offering: Offering) -> None:
 
 
 @OFFERINGS
-def test_a_tool_round_trip(world: World, offering: Offering) -> None:
+def test_anthropic_sdk_round_trips_a_tool(world: World, offering: Offering) -> None:
     world.fake.script(offering.upstream, tool_calls=[CALL], text=SUNNY, tool_round_trip=True)
     loop = {
         "op": "tool_loop",
@@ -183,7 +183,7 @@ def test_a_tool_round_trip(world: World, offering: Offering) -> None:
         assert second["messages"][-1] == offering.tool_result
 
 
-def test_count_tokens(world: World) -> None:
+def test_anthropic_sdk_counts_tokens(world: World) -> None:
     count = {"model": SONNET_ID, "system": "Be brief.", "messages": ASK}
     native, translated = anthropic_sdk(
         world,
@@ -198,7 +198,7 @@ def test_count_tokens(world: World) -> None:
     assert translated == {"input_tokens": estimate({"messages": [system, *ASK]})}
 
 
-def test_refusals_raise_the_sdks_error_classes(world: World) -> None:
+def test_anthropic_sdk_raises_its_error_class_for_each_refusal(world: World) -> None:
     world.fake.script(SONNET, fail={"status": 529})  # Sonnet's one offering overloaded
     poor, _ = make_key(make_org("poor", credits=Decimal("0.000001")), name="poor")
     slow, _ = make_key(world.org, name="slow", rate_limit=1)
@@ -249,7 +249,7 @@ def test_refusals_raise_the_sdks_error_classes(world: World) -> None:
 
 
 @OFFERINGS
-def test_an_error_event_after_output_is_raised_by_the_stream(
+def test_anthropic_sdk_stream_raises_the_error_event_after_output(
     world: World, offering: Offering
 ) -> None:
     world.fake.script(offering.upstream, text="one two three four", stream_error_after=2)
