@@ -156,9 +156,9 @@
     return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
   }
 
-  // What one answer took, under it: its tokens, its cost (Chat Completions' usage says it;
-  // Messages' and embeddings' answers do not, so it is read from the call's record once
-  // written), how long it took (the first token's wait as well) and its request id.
+  // What one answer took, under it: its tokens, its cost (the usage of Chat Completions and
+  // embeddings answers says it; a Messages answer's does not, so it is read from the call's
+  // record once written), how long it took (the first token's wait as well) and its request id.
   function answerFacts(item, { tokens, cost, requestId, started, firstAt }) {
     const facts = document.createElement("div");
     facts.className = "reply-facts";

@@ -13,7 +13,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import RequestFactory
 from django.views.defaults import server_error
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, ViewportSize, expect
 
 from accounts.models import ApiKey
 from billing.ledger.posting import ledger_post
@@ -27,7 +27,7 @@ from tests.gateway.conftest import World
 
 pytestmark = pytest.mark.browser
 
-LAPTOP = {"width": 1280, "height": 800}
+LAPTOP: ViewportSize = {"width": 1280, "height": 800}
 HELLO = {"model": "openai/gpt-5", "messages": [{"role": "user", "content": "Hello"}]}
 
 # Lines a text node's contents fall on: more than one when it wraps.
@@ -140,13 +140,27 @@ def test_a_fresh_install_without_keys_says_so_instead_of_failing(
     screenshot(page, "playground-no-key")
 
 
-def test_a_failed_reply_leaves_the_error_and_no_empty_bubble(alice_in: Page, world: World) -> None:
+@pytest.mark.parametrize(
+    ("api", "kind"),
+    [
+        ("Chat Completions", "Error · HTTP 500 · server_error"),
+        ("Messages", "Error · HTTP 500 · api_error"),
+    ],
+    ids=["chat", "messages"],
+)
+def test_a_failed_reply_leaves_the_error_and_no_empty_bubble(
+    alice_in: Page, world: World, api: str, kind: str
+) -> None:
+    """The error reads as the API wrote it: its message, its status and its kind (OpenAI's
+    code or Anthropic's error type)."""
     world.fake.script("mistral-small-latest", fail={"status": 500})
     page = alice_in
     page.goto("/playground/")
+    page.get_by_label(api, exact=True).check()
     page.get_by_label("Model or selector").select_option("mistral/mistral-small")
     page.get_by_label("Your message").fill("Will this fail?")
     page.get_by_role("button", name="Send").click()
+    expect(page.locator(".msg.error .who")).to_have_text(kind)
     expect(page.locator(".msg.error .body")).not_to_be_empty()
     expect(page.locator(".msg.assistant")).to_have_count(0)
     expect(page.locator("#pg-meta")).not_to_contain_text("Waiting")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import time
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 import httpx
@@ -14,12 +15,17 @@ from playwright.sync_api import Browser, Page, expect
 from accounts.models import ApiKey, SavedKey
 from billing.models import Generation
 from billing.recording.hand_off import drain
+from gateway.models import Model, Provider
+from testkit.fake_embeddings import DEFAULT_DIMENSIONS, embedding_vector
 from tests.browser.conftest import screenshot, sign_in
-from tests.gateway.conftest import World
+from tests.gateway.calls import settle
+from tests.gateway.conftest import World, offer
+from tests.gateway.edge.messages_world import SONNET, SONNET_ID, add_anthropic
 
 pytestmark = pytest.mark.browser
 
 HELLO = {"model": "openai/gpt-5", "messages": [{"role": "user", "content": "Hello"}]}
+EMBEDDING = "openai/text-embedding-3-small"
 
 
 def nav(page: Page, name: str) -> None:
@@ -119,6 +125,13 @@ def test_the_usage_chart_is_drawn_from_recorded_generations(alice_in: Page, worl
 
 
 def test_the_playground_streams_an_answer(alice_in: Page, world: World) -> None:
+    """Chat Completions first; then the same conversation goes on over Messages, to Claude on
+    Anthropic; then two texts are embedded. Each answer shows what it took and its request id,
+    linked to its record, and each call is recorded with its API, for alice and no key."""
+    add_anthropic(world)
+    embedder = Model.objects.create(id=EMBEDDING, kind="embedding")
+    offer(embedder, Provider.objects.get(name="openai"), "text-embedding-3-small", "1", "0")
+    settle()
     world.fake.script("gpt-5", text="Streams arrive piece by piece.", chunks=6, chunk_delay=0.1)
     page = alice_in
     nav(page, "Playground")
@@ -132,8 +145,89 @@ def test_the_playground_streams_an_answer(alice_in: Page, world: World) -> None:
     expect(page.locator("#pg-meta")).to_contain_text("openai")
     screenshot(page, "playground")
     assert drain()
-    recorded = Generation.objects.get(organization=world.org)
-    assert (recorded.streamed, recorded.api_key, recorded.user.username) == (True, None, "alice")
+    recorded = Generation.objects.get(organization=world.org, user__username="alice")
+    assert (recorded.streamed, recorded.api_key, recorded.api) == (True, None, "chat")
+
+    the_conversation_goes_on_over_messages(page, world)
+    texts_are_embedded(page, world)
+
+
+def options_of(page: Page) -> list[str]:
+    values: list[str] = page.locator("#pg-model option").evaluate_all(
+        "options => options.map(o => o.value)"
+    )
+    return values
+
+
+def the_conversation_goes_on_over_messages(page: Page, world: World) -> None:
+    world.fake.script(SONNET, text="Anthropic's events, one delta at a time.", chunks=5,
+                      chunk_delay=0.1)  # fmt: skip
+    expect(page.get_by_label("Max tokens")).to_be_hidden()
+    page.get_by_label("Messages", exact=True).check()
+    assert SONNET_ID in options_of(page) and EMBEDDING not in options_of(page)
+    page.get_by_label("Model or selector").select_option(SONNET_ID)
+    page.get_by_label("Max tokens").fill("256")
+    page.get_by_label("Your message").fill("And over Messages?")
+    page.get_by_role("button", name="Send").click()
+    reply = page.locator(".msg.assistant").nth(1)
+    expect(reply.locator(".body")).to_have_class("body streaming")
+    expect(reply).to_have_attribute("data-done", "true")
+    expect(reply.locator(".who")).to_have_text("Assistant · Messages")
+    expect(reply.locator(".body")).to_have_text("Anthropic's events, one delta at a time.")
+    facts = reply.locator(".reply-facts")
+    expect(facts).to_have_text(re.compile(r"^\d+ → \d+ tokens · .+ · [\d.]+ (ms|s) \(first token"))
+    sent = world.fake.requests(SONNET)[0]["body"]
+    assert (sent["max_tokens"], [m["content"] for m in sent["messages"]]) == (
+        256,
+        ["Tell me about streams", "Streams arrive piece by piece.", "And over Messages?"],
+    )
+    assert drain()
+    row = Generation.objects.get(model=SONNET_ID, user__username="alice", api_key=None)
+    assert row.api == "messages"
+    expect(facts.locator(".cost")).to_have_text(shown_cost(row.cost))
+    expect(facts).to_contain_text(f"{row.prompt_tokens} → {row.completion_tokens} tokens")
+    link = facts.get_by_role("link", name=row.request_id)
+    expect(link).to_have_attribute("href", f"/generations/{row.request_id}/")
+    screenshot(page, "playground-messages")
+
+
+def texts_are_embedded(page: Page, world: World) -> None:
+    page.get_by_label("Embeddings", exact=True).check()
+    expect(page.get_by_label("Your message")).to_be_hidden()
+    assert options_of(page) == ["auto", EMBEDDING]
+    page.get_by_label("Model or selector").select_option(EMBEDDING)
+    page.get_by_label("Texts to embed").fill("the first text\n\nand a second one")
+    page.get_by_role("button", name="Send").click()
+    result = page.locator(".msg.embeddings")
+    expect(result).to_have_attribute("data-done", "true")
+    expect(result.locator(".who")).to_have_text(f"Embeddings · {EMBEDDING}")
+    rows = result.locator(".vectors li")
+    expect(rows).to_have_count(2)
+    for row, text in zip(rows.all(), ["the first text", "and a second one"], strict=True):
+        expect(row.locator(".input")).to_have_text(text)
+        expect(row.locator(".dimensions")).to_have_text(f"{DEFAULT_DIMENSIONS} dimensions")
+        expect(row.locator(".values")).to_have_text(first_values(embedding_vector(text)))
+    assert drain()
+    recorded = Generation.objects.get(model=EMBEDDING, user__username="alice", api_key=None)
+    assert recorded.api == "embeddings"
+    facts = result.locator(".reply-facts")
+    expect(facts).to_have_text(re.compile(rf"^{recorded.prompt_tokens} tokens · "))
+    expect(facts).to_contain_text(shown_cost(recorded.cost))
+    expect(facts.get_by_role("link", name=recorded.request_id)).to_be_visible()
+    screenshot(page, "playground-embeddings")
+
+
+def first_values(vector: list[float]) -> str:
+    """The first values of a vector as the page writes them: four decimals, ties away from
+    zero (JavaScript's toFixed)."""
+    shown = [str(Decimal(v).quantize(Decimal("0.0001"), ROUND_HALF_UP)) for v in vector[:5]]
+    return f"[{', '.join(shown)}, …]"
+
+
+def shown_cost(cost: Decimal) -> str:
+    """A cost as the pages write money: two decimals at least, six at most."""
+    six = f"{cost:.6f}".rstrip("0")
+    return "$" + six + "0" * max(0, 2 - len(six.split(".")[1]))
 
 
 def test_a_generation_arrives_in_the_live_feed(alice_in: Page, world: World) -> None:
