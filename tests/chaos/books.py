@@ -1,16 +1,21 @@
 """The books after a scenario, read straight from the suite's PostgreSQL and Redis: every call
 that got a complete answer has exactly one record, each served call exactly one charge, no
-request id has two of either, the balance is the ledger's sum, and no reservation is open."""
+request id has two of either, the balance is the ledger's sum, and no reservation is open;
+and per API (`assert_each_api_books`): each answered call's record keeps its API, model and
+the tokens its model reported, its answer's id is its request id's, every record costs its
+tokens at its offering's prices and is charged that cost."""
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from decimal import Decimal
 
 import psycopg
 import redis
 
 from core.redis_keys import org_key
+from tests.chaos.conftest import OFFERED, Tokens
 from tests.chaos.load import Outcome
 
 
@@ -149,3 +154,86 @@ def _assert_no_open_reservation(redis_url: str, org: int, wait: float = 15) -> N
     ):
         time.sleep(0.25)
     assert held == []
+
+
+@dataclass(frozen=True)
+class Booked:
+    """A record as the books hold it, with what the ledger charged for it."""
+
+    api: str
+    model: str
+    provider: str
+    streamed: bool
+    status: str
+    prompt: int
+    completion: int
+    cached: int
+    """Prompt tokens read from or written to the cache: none, as the fake reports none."""
+    cost: Decimal
+    charged: Decimal
+
+    @property
+    def tokens(self) -> Tokens:
+        return self.prompt, self.completion
+
+
+BOOKED = """
+    SELECT g.request_id, g.api, g.model, g.provider, g.streamed, g.status,
+        g.prompt_tokens, g.completion_tokens, g.cached_tokens + g.cache_write_tokens, g.cost,
+        (SELECT -coalesce(sum(l.amount), 0) FROM billing_ledgerentry l
+         WHERE l.idempotency_key = 'charge:' || g.request_id)
+    FROM billing_generation g WHERE g.organization_id = %s
+"""
+OFFERED_BY_MODEL = {offered.model: offered for offered in OFFERED}
+
+
+def booked(database_url: str, slug: str) -> dict[str, Booked]:
+    """The organization's records by request id."""
+    with psycopg.connect(database_url) as conn:
+        rows = conn.execute(BOOKED, [org_id(database_url, slug)]).fetchall()
+    return {request_id: Booked(*columns) for request_id, *columns in rows}
+
+
+def assert_each_api_books(
+    database_url: str, slug: str, outcomes: list[Outcome], tokens: dict[str, Tokens]
+) -> None:
+    """Once every answered call is recorded (`assert_books_balance`): what is wrong in the
+    books, per API, is nothing. `tokens`: what each model's calls report. A parked record
+    (a dead letter) has no generation to check."""
+    records = booked(database_url, slug)
+    wrong: dict[str, list[str]] = {}
+    for outcome in outcomes:
+        record = records.get(outcome.request_id or "")
+        if outcome.complete and record and (fault := answer_fault(outcome, record, tokens)):
+            wrong.setdefault(outcome.api, []).append(f"{outcome.request_id}: {fault}")
+    for request_id, record in records.items():
+        if fault := cost_fault(record):
+            wrong.setdefault(record.api, []).append(f"{request_id}: {fault}")
+    assert wrong == {}, wrong
+
+
+def answer_fault(outcome: Outcome, record: Booked, tokens: dict[str, Tokens]) -> str | None:
+    """What an answered call's record gets wrong: its API, model and whether it streamed; the
+    id a 200 carries; a served call's tokens, those its model reported."""
+    kind = outcome.kind
+    if (record.api, record.model, record.streamed) != (kind.api.name, kind.model, kind.streamed):
+        return f"recorded as {record}"
+    prefix = kind.api.id_prefix
+    carried = None if prefix is None else prefix + (outcome.request_id or "")
+    if outcome.status == 200 and carried is not None and outcome.answer_id != carried:
+        return f"answered with id {outcome.answer_id}"
+    if record.status == "success" and record.tokens != tokens[kind.model]:
+        return f"tokens {record.tokens}, reported {tokens[kind.model]}"
+    return None
+
+
+def cost_fault(record: Booked) -> str | None:
+    """What a record's cost gets wrong: its tokens at its offering's prices (nothing if no
+    offering served it), and the ledger's charge for it."""
+    offered = OFFERED_BY_MODEL[record.model]
+    if record.cached:
+        return f"{record.cached} tokens of cache, which the fake never reports"
+    cost = offered.cost(*record.tokens) if record.provider == offered.provider else Decimal(0)
+    if (record.cost, record.charged) != (cost, cost):
+        return f"cost {record.cost} charged {record.charged}, {record.tokens} cost {cost}"
+    return None

@@ -1,6 +1,6 @@
 """The chaos suite's deployment: a PostgreSQL cluster and a Redis (append-only, synced on every
-write) of the suite's own, migrated once per session, with a catalog whose one model is
-served by the fake upstream; each scenario starts its own gateways and Celery workers on them,
+write) of the suite's own, migrated once per session, with a catalog of models served by the
+fake upstream (`OFFERED`); each scenario starts its own gateways and Celery workers on them,
 with a fresh organization and key."""
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,27 +21,86 @@ from tests.processes import ROOT, Gateway, Worker, momor_env
 from tests.stores import PostgresServer, RedisServer
 
 DATABASE = "momor_chaos"
-MODEL = "chaos/echo"
-UPSTREAM_ID = "chaos-echo"
 KEY_ENV = "MOMOR_PROVIDER_KEY_CHAOSFAKE"
-CATALOG = f"""
-[[providers]]
-name = "chaosfake"
-api = "openai_compatible"
-base_url = "{{base_url}}"
-key_env = "{KEY_ENV}"
+PROVIDERS = {
+    "chaosfake": ("openai_compatible", "/v1"),
+    "chaosopenai": ("openai", "/v1"),
+    "chaosanthropic": ("anthropic", "/anthropic"),
+}
+"""Each provider of the catalog: its API and its path on the fake upstream."""
 
-[[models]]
-id = "{MODEL}"
-released = 2025-01-01
+Tokens = tuple[int, int]
+"""A call's prompt and completion tokens."""
 
-[[offerings]]
-model = "{MODEL}"
-provider = "chaosfake"
-upstream_id = "{UPSTREAM_ID}"
-prompt_price = 1.0
-completion_price = 2.0
-"""
+
+@dataclass(frozen=True)
+class Offered:
+    """A model of the catalog, served by one offering on the fake upstream, at its prices (USD
+    a million tokens); its provider's API names the tokens it reports by `usage_names`."""
+
+    model: str
+    provider: str
+    upstream_id: str
+    prompt_price: Decimal
+    completion_price: Decimal | None
+    usage_names: tuple[str, str | None]
+    tokens: Tokens
+    """What the fake reports for each call unless a scenario scripts otherwise."""
+
+    def usage(self, tokens: Tokens) -> dict[str, int]:
+        prompt, completion = self.usage_names
+        return {prompt: tokens[0]} | ({completion: tokens[1]} if completion else {})
+
+    def cost(self, prompt: int, completion: int) -> Decimal:
+        per_million = prompt * self.prompt_price + completion * (self.completion_price or 0)
+        return per_million / 1_000_000
+
+
+CHAT_USAGE = ("prompt_tokens", "completion_tokens")
+IN_OUT_USAGE = ("input_tokens", "output_tokens")  # Anthropic's and OpenAI Responses' names
+ECHO = Offered("chaos/echo", "chaosfake", "chaos-echo", Decimal(1), Decimal(2), CHAT_USAGE, (12, 6))
+CLAUDE = Offered(
+    "chaos/claude", "chaosanthropic", "chaos-claude", Decimal(3), Decimal(15),
+    IN_OUT_USAGE, (21, 7),
+)  # fmt: skip
+GPT = Offered(
+    "chaos/gpt", "chaosopenai", "chaos-gpt", Decimal("1.25"), Decimal(10), IN_OUT_USAGE, (17, 5)
+)
+EMBED = Offered(
+    "chaos/embed", "chaosfake", "chaos-embed", Decimal("0.02"), None, ("prompt_tokens", None),
+    (9, 0),
+)  # fmt: skip
+OFFERED = (ECHO, CLAUDE, GPT, EMBED)
+"""Chat Completions calls go to chaos/echo; Messages calls to chaos/claude (served natively by
+Anthropic) and chaos/echo (translated); Responses calls to chaos/gpt (natively by OpenAI) and
+chaos/echo (translated); embeddings calls to chaos/embed."""
+MODEL, UPSTREAM_ID = ECHO.model, ECHO.upstream_id
+ANSWER = {"text": "one two three four five six", "chunks": 6, "chunk_delay": 0.02,
+          "delay_first_byte": 0.02}  # fmt: skip
+
+
+def catalog(base_url: str) -> str:
+    """The catalog's TOML, its providers on the fake upstream at `base_url`."""
+    providers = [
+        f'[[providers]]\nname = "{name}"\napi = "{api}"\nbase_url = "{base_url}{path}"\n'
+        f'key_env = "{KEY_ENV}"\n'
+        for name, (api, path) in PROVIDERS.items()
+    ]
+    return "\n".join([*providers, *map(_entries, OFFERED)])
+
+
+def _entries(offered: Offered) -> str:
+    kind = "chat" if offered.completion_price is not None else "embedding"
+    model = f'[[models]]\nid = "{offered.model}"\nkind = "{kind}"\nreleased = 2025-01-01\n'
+    offering = (
+        f'[[offerings]]\nmodel = "{offered.model}"\nprovider = "{offered.provider}"\n'
+        f'upstream_id = "{offered.upstream_id}"\nprompt_price = {offered.prompt_price}\n'
+    )
+    if offered.completion_price is not None:
+        offering += f"completion_price = {offered.completion_price}\n"
+    return f"{model}\n{offering}"
+
+
 # Short enough that a scenario sees what a killed process left expire, claimed or replayed.
 TIMINGS = {
     "MOMOR_RESERVATION_TTL_SECONDS": "4",
@@ -90,9 +151,9 @@ def chaos_stores(
         redis.start()
         stores = Stores(postgres, redis, fake_upstream, tmp_path_factory.mktemp("chaos"))
         stores.manage("migrate", "--no-input")
-        catalog = stores.directory / "catalog.toml"
-        catalog.write_text(CATALOG.format(base_url=f"{fake_upstream.url}/v1"))
-        stores.manage("load_catalog", str(catalog))
+        written = stores.directory / "catalog.toml"
+        written.write_text(catalog(fake_upstream.url))
+        stores.manage("load_catalog", str(written))
         yield stores
     finally:
         redis.close()
@@ -108,6 +169,16 @@ class Deployment:
     key: str
     gateways: list[Gateway] = field(default_factory=list)
     workers: list[Worker] = field(default_factory=list)
+    tokens: dict[str, Tokens] = field(default_factory=dict)
+    """The tokens each model's calls report, as the fake is scripted: what the books expect."""
+
+    def answer(self, offered: Offered, tokens: Tokens | None = None, **behaviour: Any) -> None:
+        """The fake answers the offering's calls as `ANSWER` and `behaviour` say, reporting
+        `tokens` (the offering's own unless given)."""
+        tokens = tokens or offered.tokens
+        self.tokens[offered.model] = tokens
+        scripted = {**ANSWER, **behaviour, "usage": offered.usage(tokens)}
+        self.stores.fake.script(offered.upstream_id, **scripted)
 
     def gateway(self, journal: str | None = None) -> Gateway:
         """A gateway process; `journal` names its journal directory (its host, as it were)."""
@@ -141,15 +212,9 @@ def deployment(chaos_stores: Stores) -> Iterator[Deployment]:
     org = f"chaos-{uuid.uuid4().hex[:8]}"
     chaos_stores.manage("create_org", org, "--credits", "1000")
     key = chaos_stores.manage("create_api_key", "--org", org, "--name", "chaos")
-    chaos_stores.fake.script(
-        UPSTREAM_ID,
-        text="one two three four five six",
-        chunks=6,
-        chunk_delay=0.02,
-        delay_first_byte=0.02,
-        usage={"prompt_tokens": 12, "completion_tokens": 6},
-    )
     deployed = Deployment(chaos_stores, org, key)
+    for offered in OFFERED:
+        deployed.answer(offered)
     try:
         yield deployed
     finally:

@@ -1,4 +1,5 @@
-"""The chaos suite's load: plain and streamed calls from a few concurrent clients, spread over
+"""The chaos suite's load: calls of a few kinds (`tests/chaos/apis.py`: Chat Completions alone,
+or a mix of the four APIs), plain and streamed, from a few concurrent clients, spread over
 the gateways still in the pool, with a fault started (on a thread) part-way; what each call
 got back is kept to check the books against."""
 
@@ -7,31 +8,41 @@ from __future__ import annotations
 import asyncio
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 import orjson
 
-from tests.chaos.conftest import MODEL
+from tests.chaos.apis import CHAT_ONLY, Api, Kind
 
-HI = [{"role": "user", "content": "hi"}]
-CONTENT = re.compile(rb'"content":"[^"]')
+FIRST_DATA = re.compile(rb"^data: (.*)$", re.MULTILINE)
 
 
 @dataclass
 class Outcome:
     gateway: str
-    streamed: bool
+    kind: Kind
     request_id: str | None = None
     status: int | None = None
     started: bool = False
     """The response's head arrived."""
     shown: bool = False
-    """Content reached the client (a stream's chunk with some, or a plain answer)."""
+    """Content reached the client (a stream's event with some, or a plain answer)."""
     complete: bool = False
-    """The whole answer arrived: a body that parses, or a stream that ends on `[DONE]` or on
-    its one error chunk."""
+    """The whole answer arrived: a body that parses, or a stream whose last event ends it
+    (whole, or on its one error)."""
+    answer_id: str | None = None
+    """The id the answer carries (a plain body's, a stream's first event's)."""
+
+    @property
+    def api(self) -> str:
+        return self.kind.api.name
+
+    @property
+    def streamed(self) -> bool:
+        return self.kind.streamed
 
 
 @dataclass
@@ -46,37 +57,43 @@ class Pool:
         return urls[next(self._turn) % len(urls)]
 
 
-async def call(client: httpx.AsyncClient, url: str, key: str, streamed: bool) -> Outcome:
-    outcome = Outcome(url, streamed)
-    body = {"model": MODEL, "messages": HI, "stream": streamed}
-    headers = {"authorization": f"Bearer {key}"}
+async def call(client: httpx.AsyncClient, url: str, key: str, kind: Kind) -> Outcome:
+    outcome, api = Outcome(url, kind), kind.api
     try:
         async with client.stream(
-            "POST", url + "/v1/chat/completions", json=body, headers=headers
+            "POST", url + api.path, json=kind.body(), headers=api.headers(key)
         ) as response:
             outcome.started, outcome.status = True, response.status_code
             outcome.request_id = response.headers.get("x-momor-request-id")
             data = b""
             async for part in response.aiter_bytes():
                 data += part
-                outcome.shown = outcome.shown or CONTENT.search(part) is not None
+                outcome.shown = outcome.shown or api.shown.search(part) is not None
     except httpx.HTTPError:
         return outcome
-    outcome.complete = _whole(data, streamed and response.status_code == 200)
+    stream = kind.streamed and response.status_code == 200
+    first = _first_event(data) if stream else _parsed(data)
+    outcome.complete = first is not None and (not stream or _ended(data, api))
+    outcome.answer_id = api.id_of(first) if isinstance(first, dict) else None
     return outcome
 
 
-def _whole(data: bytes, stream: bool) -> bool:
-    if not stream:
-        try:
-            orjson.loads(data)
-        except orjson.JSONDecodeError:
-            return False
-        return True
-    if data.endswith(b"data: [DONE]\n\n"):
-        return True
+def _parsed(data: bytes) -> Any:
+    """A whole JSON body, else None."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _first_event(data: bytes) -> Any:
+    found = FIRST_DATA.search(data)
+    return None if found is None else _parsed(found.group(1))
+
+
+def _ended(data: bytes, api: Api) -> bool:
     last = data.rstrip(b"\n").rsplit(b"\n\n", 1)[-1]
-    return last.startswith(b"data: {") and b'"finish_reason":"error"' in last
+    return data.endswith(b"\n\n") and api.ended.match(last) is not None
 
 
 async def run_load(
@@ -84,21 +101,24 @@ async def run_load(
     key: str,
     fault: Callable[[], None],
     *,
+    kinds: Sequence[Kind] = CHAT_ONLY,
     before: int = 120,
     after: int = 120,
     concurrency: int = 8,
 ) -> list[Outcome]:
     """`before` calls, then the fault (on a thread) while calls go on, then `after` more once
-    it is over; half of the calls streamed."""
+    it is over; the calls of each kind in turn."""
     outcomes: list[Outcome] = []
     fault_done = asyncio.Event()
     since_fault = 0
 
-    async def client_loop(client: httpx.AsyncClient) -> None:
+    async def client_loop(client: httpx.AsyncClient, start: int) -> None:
+        """Each kind in turn, from the client's own first; a turn shared by every client
+        would keep step with the pool's and send each kind to the same gateway."""
         nonlocal since_fault
+        turn = itertools.islice(itertools.cycle(kinds), start, None)
         while len(outcomes) < before or not fault_done.is_set() or since_fault < after:
-            streamed = len(outcomes) % 2 == 1
-            outcomes.append(await call(client, pool.pick(), key, streamed))
+            outcomes.append(await call(client, pool.pick(), key, next(turn)))
             since_fault += fault_done.is_set()
 
     async def faulted() -> None:
@@ -109,5 +129,7 @@ async def run_load(
 
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     async with httpx.AsyncClient(timeout=60, limits=limits) as client:
-        await asyncio.gather(faulted(), *(client_loop(client) for _ in range(concurrency)))
+        await asyncio.gather(
+            faulted(), *(client_loop(client, start) for start in range(concurrency))
+        )
     return outcomes

@@ -1,36 +1,42 @@
 """Nothing lost, nothing doubled, nothing hangs: real gateways (uvicorn), Celery workers,
-PostgreSQL and Redis, hundreds of plain and streamed calls, and in each scenario one fault
-part-way through. After each, the books balance (tests/chaos/books.py)."""
+PostgreSQL and Redis, hundreds of plain and streamed calls (with a worker or a gateway killed:
+a mix of the four APIs), and in each scenario one fault part-way through. After each, the
+books balance, per API too (tests/chaos/books.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import pytest
 
-from tests.chaos.books import assert_books_balance, assert_shown_billed_once
-from tests.chaos.conftest import UPSTREAM_ID, Deployment
+from tests.chaos.apis import CHAT_ONLY, MIX, Kind
+from tests.chaos.books import assert_books_balance, assert_each_api_books, assert_shown_billed_once
+from tests.chaos.conftest import ECHO, Deployment
 from tests.chaos.load import Outcome, Pool, run_load
 
 pytestmark = pytest.mark.chaos
 
 
 def load(
-    deployment: Deployment, pool: Pool, fault: Callable[[], None], **sizes: int
+    deployment: Deployment,
+    pool: Pool,
+    fault: Callable[[], None],
+    kinds: Sequence[Kind] = CHAT_ONLY,
 ) -> list[Outcome]:
-    outcomes = asyncio.run(run_load(pool, deployment.key, fault, **sizes))
+    outcomes = asyncio.run(run_load(pool, deployment.key, fault, kinds=kinds))
     answered = [o for o in outcomes if o.complete]
     assert len(answered) >= 200, f"only {len(answered)} of {len(outcomes)} calls answered"
-    assert {o.streamed for o in answered} == {False, True}
+    assert {o.kind for o in answered} == set(kinds)  # every kind answered, plain and streamed
     return outcomes
 
 
 def check(deployment: Deployment, outcomes: list[Outcome]) -> None:
-    stores = deployment.stores
-    assert_books_balance(stores.database_url, stores.redis.url, deployment.org, outcomes)
+    stores, org = deployment.stores, deployment.org
+    assert_books_balance(stores.database_url, stores.redis.url, org, outcomes)
+    assert_each_api_books(stores.database_url, org, outcomes, deployment.tokens)
 
 
 def test_a_worker_killed_mid_load_leaves_nothing_behind(deployment: Deployment) -> None:
@@ -41,7 +47,7 @@ def test_a_worker_killed_mid_load_leaves_nothing_behind(deployment: Deployment) 
         first.kill()
         deployment.worker()  # claims what the first one held, once it has waited long enough
 
-    outcomes = load(deployment, pool, fault)
+    outcomes = load(deployment, pool, fault, MIX)
 
     assert all(o.complete for o in outcomes)  # a worker is never on the path of a call
     check(deployment, outcomes)
@@ -57,19 +63,19 @@ def test_a_gateway_killed_mid_load_loses_no_answered_call(deployment: Deployment
         pool.urls = [other.url]
         pool.urls = [other.url, deployment.gateway("doomed").url]  # its host comes back
 
-    outcomes = load(deployment, pool, fault)
+    outcomes = load(deployment, pool, fault, MIX)
 
     assert any(not o.complete for o in outcomes if o.gateway == doomed.url)
+    assert_shown_billed_once(deployment.stores.database_url, outcomes)
     check(deployment, outcomes)
 
 
 def test_sigkill_mid_stream_delivered_tokens_billed_once(deployment: Deployment) -> None:
     """Streams long enough that the kill finds several mid-way: each whose client saw content
     is billed once, from what it delivered, once its reservation has expired."""
-    deployment.stores.fake.script(
-        UPSTREAM_ID, text="word " * 20, chunks=20, chunk_delay=0.05,
-        usage={"prompt_tokens": 12, "completion_tokens": 20},
-    )  # fmt: skip
+    deployment.answer(
+        ECHO, (12, 20), text="word " * 20, chunks=20, chunk_delay=0.05, delay_first_byte=0
+    )
     doomed, other = deployment.gateway("doomed"), deployment.gateway()
     pool = Pool([doomed.url, other.url])
     deployment.worker()
