@@ -295,3 +295,70 @@ def deployment_salt() -> str:
     fresh = base64.urlsafe_b64encode(secrets.token_bytes(16)).decode()
     row, _ = EncryptionSalt.objects.get_or_create(pk=1, defaults={"salt": fresh})
     return row.salt
+
+
+class BudgetScope(models.TextChoices):
+    KEY = "key", "API key"
+    MEMBER = "member", "Member"
+    ORGANIZATION = "organization", "Organization"
+
+
+class BudgetPeriod(models.TextChoices):
+    DAILY = "daily", "Daily"
+    WEEKLY = "weekly", "Weekly"
+    MONTHLY = "monthly", "Monthly"
+    TOTAL = "total", "Total"
+
+
+class Budget(models.Model):
+    """What may be spent in a period (a UTC calendar day, ISO week or month, or in all) by one
+    API key, by the keys one member created, or by the whole organization."""
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="budgets")
+    scope = models.CharField(max_length=12, choices=BudgetScope.choices)
+    api_key = models.ForeignKey(
+        ApiKey, null=True, blank=True, on_delete=models.CASCADE, related_name="budgets"
+    )
+    member = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="budgets",
+    )
+    period = models.CharField(max_length=8, choices=BudgetPeriod.choices)
+    amount = models.DecimalField(max_digits=18, decimal_places=9, help_text="USD.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["scope", "period"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    Q(scope=BudgetScope.KEY, api_key__isnull=False, member__isnull=True)
+                    | Q(scope=BudgetScope.MEMBER, api_key__isnull=True, member__isnull=False)
+                    | Q(scope=BudgetScope.ORGANIZATION, api_key__isnull=True, member__isnull=True)
+                ),
+                name="budget_names_its_scope",
+            ),
+            models.CheckConstraint(condition=Q(amount__gte=0), name="budget_not_negative"),
+            models.UniqueConstraint(
+                fields=["api_key", "period"],
+                condition=Q(scope=BudgetScope.KEY),
+                name="one_key_budget_a_period",
+            ),
+            models.UniqueConstraint(
+                fields=["organization", "member", "period"],
+                condition=Q(scope=BudgetScope.MEMBER),
+                name="one_member_budget_a_period",
+            ),
+            models.UniqueConstraint(
+                fields=["organization", "period"],
+                condition=Q(scope=BudgetScope.ORGANIZATION),
+                name="one_organization_budget_a_period",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.organization}: {self.scope} {self.period} {self.amount} USD"

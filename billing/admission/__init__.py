@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from billing.admission.base import (
     AdmissionStore,
+    Limit,
     NeedBalance,
-    NeedKeySpend,
+    NeedSpend,
     RateState,
     Refused,
     Ticket,
@@ -26,8 +27,9 @@ from billing.admission.select import store
 
 __all__ = [
     "AdmissionStore",
+    "Limit",
     "NeedBalance",
-    "NeedKeySpend",
+    "NeedSpend",
     "RateState",
     "Refused",
     "Ticket",

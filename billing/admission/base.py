@@ -38,6 +38,22 @@ class Ticket:
     in_doubt: bool = False
     """Issued by this process's own store after Redis failed to answer the admission, which it
     may have carried out all the same: Redis is told to release it too, once it answers."""
+    meters: tuple[str, ...] = ()
+    """The meters the reservation is held on (`AdmitRequest.meters`); none read as the key's
+    alone (a ticket journaled before budgets)."""
+
+    @property
+    def held_on(self) -> tuple[str, ...]:
+        return self.meters or (self.key_tag,)
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """What a meter may count: a key's spend in all (its tag, e.g. `k12`), or a budget's scope
+    in its window (`k12@d2026-12-06`, `m5@w2026-11-30`, `o@m2026-12-01`), in an organization."""
+
+    meter: str
+    amount: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,37 +63,52 @@ class AdmitRequest:
     key_tag: str
     amount: int
     rate_limit: int
-    key_credit_limit: int | None
     now_ms: int
     ttl_ms: int
+    limits: tuple[Limit, ...] = ()
+    """Every limit that covers the call: its reservation must fit within each."""
+
+    @property
+    def meters(self) -> tuple[str, ...]:
+        """The meters its reservation is held on: its key's, then each limit's, once."""
+        return tuple(dict.fromkeys((self.key_tag, *(one.meter for one in self.limits))))
 
 
 class Refused(Exception):
-    """Admission said no: `reason` is rate, credits or key_credits; `now_ms` the store's own
-    time when it said so (None: this process's), which its rate window's reset is on."""
+    """Admission said no: `reason` is rate, credits or budget (`meter` names the limit's);
+    `now_ms` the store's own time when it said so (None: this process's), which its rate
+    window's reset is on."""
 
-    def __init__(self, reason: str, rate: RateState, now_ms: int | None = None) -> None:
+    def __init__(
+        self, reason: str, rate: RateState, now_ms: int | None = None, meter: str | None = None
+    ) -> None:
         super().__init__(reason)
-        self.reason, self.rate, self.now_ms = reason, rate, now_ms
+        self.reason, self.rate, self.now_ms, self.meter = reason, rate, now_ms, meter
 
 
 class NeedBalance(Exception):
     """The store holds no balance for this organization yet: load it from the ledger."""
 
 
-class NeedKeySpend(Exception):
-    """The store holds no spend for this key yet: load it from the records."""
+class NeedSpend(Exception):
+    """The store holds no spend for these meters yet: load it from the records."""
+
+    def __init__(self, meters: tuple[str, ...]) -> None:
+        super().__init__(*meters)
+        self.meters = meters
 
 
 @dataclass(frozen=True, slots=True)
 class KeySpend:
-    """A key's spend as the ledger holds it (`spent`), and which of the charges the store holds
-    for the key the ledger has (`posted`, by request id)."""
+    """A meter's spend as the ledger holds it (`spent`), and which of the charges the store
+    holds for the meter the ledger has (`posted`, by request id); a window's meter is held
+    until `expires_ms` (0: for good)."""
 
     org_id: int
     tag: str
     spent: int
     posted: tuple[str, ...] = ()
+    expires_ms: int = 0
 
 
 Posted = tuple[int, str, int, int]
@@ -96,7 +127,7 @@ def rate_state(limit: int, count: int, now_ms: int) -> RateState:
 class AdmissionStore(ABC):
     @abstractmethod
     async def admit(self, request: AdmitRequest) -> Ticket:
-        """Count the request and reserve its amount; raises Refused, NeedBalance, NeedKeySpend."""
+        """Count the request and reserve its amount; raises Refused, NeedBalance, NeedSpend."""
 
     @abstractmethod
     async def count(self, org_id: int, key_tag: str, limit: int, now_ms: int) -> RateState:
@@ -126,17 +157,17 @@ class AdmissionStore(ABC):
 
     @abstractmethod
     def set_key_spend(self, org_id: int, key_tag: str, spent: int) -> None:
-        """A key's spend from the records, when the store holds none."""
+        """A meter's spend from the records, when the store holds none."""
 
     def set_key_spends(self, spends: list[KeySpend]) -> None:
-        """Keys' spend from the ledger: a store that holds charges by key (`keys_unposted`)
+        """Meters' spend from the ledger: a store that holds charges by meter (`keys_unposted`)
         adds those the ledger does not have to it."""
         for one in spends:
             self.set_key_spend(one.org_id, one.tag, one.spent)
 
     def keys_unposted(self, keys: list[tuple[int, str]]) -> list[list[str]]:
-        """For each (organization id, key tag), the request ids of the charges the store holds
-        for the key, posted or not; none for a store that counts them no other way."""
+        """For each (organization id, meter), the request ids of the charges the store holds
+        for the meter, posted or not; none for a store that counts them no other way."""
         return [[] for _ in keys]
 
     @abstractmethod

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from billing.admission.meter_scripts import METERS
 from core.redis_client import SyncClient
 from core.redis_keys import SLOT_GROUPS, group_tag, org_group, org_key, records_stream
 
@@ -27,7 +28,8 @@ local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 """
 
 # KEYS: reservations hash, intents hash, the group's started index
-# ARGV: reservation id, intent ("cost:key tag:request id\nrecord"), index member, ttl ms
+# ARGV: reservation id, intent ("cost:meters:request id\nrecord", the meters space-separated),
+#       index member, ttl ms
 MARK = (
     NOW
     + """
@@ -44,6 +46,7 @@ return 1
 # one that is gone or expired is settled as SETTLE settles it, from its intent.
 SWEEP = (
     NOW
+    + METERS
     + """
 local swept = 0
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[2]))
@@ -56,12 +59,13 @@ for _, member in ipairs(due) do
   else
     local intent = redis.call('HGET', base .. 'intent', rid)
     if intent then
-      local cost, tag, request, record = string.match(intent, '^(%d+):([^:]*):([^\\n]*)\\n(.*)$')
+      local cost, meters, request, record =
+        string.match(intent, '^(%d+):([^:]*):([^\\n]*)\\n(.*)$')
       local held = redis.call('HGET', base .. 'res', rid)
       if held then
-        local amount = string.match(held, '^(-?%d+):')
+        local amount, held_on = string.match(held, '^(-?%d+):(.*)$')
         redis.call('DECRBY', base .. 'restot', amount)
-        redis.call('DECRBY', base .. 'keyres:' .. tag, amount)
+        release_meters(base, held_on, amount)
         redis.call('HDEL', base .. 'res', rid)
         redis.call('ZREM', base .. 'resexp', rid)
       end
@@ -69,11 +73,7 @@ for _, member in ipairs(due) do
       if cost > 0 and redis.call('HSETNX', base .. 'unp', request, cost) == 1 then
         redis.call('ZADD', base .. 'unpexp', now, request)
         redis.call('INCRBY', base .. 'unptot', cost)
-        local spent = base .. 'spent:' .. tag
-        if redis.call('EXISTS', spent) == 1 then
-          redis.call('INCRBY', spent, cost)
-          redis.call('HSET', base .. 'keyunp:' .. tag, request, cost)
-        end
+        charge_meters(base, meters, request, cost)
       end
       redis.call('XADD', KEYS[2], '*', 'r', record)
       redis.call('HDEL', base .. 'intent', rid)
@@ -102,7 +102,7 @@ class Intent:
 
     org_id: int
     reservation_id: str
-    key_tag: str
+    meters: tuple[str, ...]
     request_id: str
     cost: int
     payload: bytes
@@ -112,7 +112,7 @@ class Intent:
         return [org_key(self.org_id, AREA, "res"), intents_key(self.org_id), started_key(group)]
 
     def args(self, ttl_ms: int) -> list[Any]:
-        value = f"{self.cost}:{self.key_tag}:{self.request_id}\n".encode() + self.payload
+        value = f"{self.cost}:{' '.join(self.meters)}:{self.request_id}\n".encode() + self.payload
         return [self.reservation_id, value, f"{self.org_id}:{self.reservation_id}", ttl_ms]
 
 

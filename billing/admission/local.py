@@ -11,7 +11,7 @@ from billing.admission.base import (
     AdmissionStore,
     AdmitRequest,
     NeedBalance,
-    NeedKeySpend,
+    NeedSpend,
     RateState,
     Refused,
     Ticket,
@@ -22,7 +22,7 @@ from billing.admission.base import (
 @dataclass(frozen=True, slots=True)
 class Backlog:
     """What Redis holds against one organization's balance: the total of its unposted charges,
-    and its open reservations (amount, key tag, expiry in ms, by id)."""
+    and its open reservations (amount, meters space-separated, expiry in ms, by id)."""
 
     unposted: int
     reserved: dict[str, tuple[int, str, int]]
@@ -47,16 +47,19 @@ class _Book:
     shared_unposted: int = 0
     """The total of the charges Redis held as unposted."""
     held: int = 0
+    by_meter: dict[str, int] = field(default_factory=dict)
+    """What the reservations hold on each meter (`AdmitRequest.meters`)."""
     expiries: list[tuple[int, str]] = field(default_factory=list)
     """(expires, id) of each reservation; one that has gone or moved on is skipped when it
     comes up, and the heap is built again from the reservations once it holds more than twice
     as many as they are."""
 
-    def reserve(self, rid: str, amount: int, tag: str, expires: int) -> None:
+    def reserve(self, rid: str, amount: int, meters: str, expires: int) -> None:
         self.release(rid)
         self.mirrored.discard(rid)
-        self.reserved[rid] = (amount, tag, expires)
+        self.reserved[rid] = (amount, meters, expires)
         self.held += amount
+        self._meters(meters, amount)
         self._push(expires, rid)
 
     def renew(self, rid: str, expires: int) -> None:
@@ -69,28 +72,30 @@ class _Book:
         held = self.reserved.pop(rid, None)
         if held is not None:
             self.held -= held[0]
+            self._meters(held[1], -held[0])
         return held is not None
 
-    def mirror(self, backlog: Backlog, key_reserved: dict[str, int]) -> None:
+    def _meters(self, meters: str, amount: int) -> None:
+        for meter in meters.split():
+            self.by_meter[meter] = self.by_meter.get(meter, 0) + amount
+
+    def mirror(self, backlog: Backlog) -> None:
         """Hold what Redis holds now, in place of what it held when last read."""
         for rid in self.mirrored - backlog.reserved.keys():
-            self.drop(rid, key_reserved)
-        for rid, (amount, tag, expires) in backlog.reserved.items():
+            self.drop(rid)
+        for rid, (amount, meters, expires) in backlog.reserved.items():
             if rid in self.mirrored:
                 if self.reserved[rid][2] != expires:
                     self.renew(rid, expires)
             elif rid not in self.reserved:  # one of this process's own is counted once
-                self.reserve(rid, amount, tag, expires)
+                self.reserve(rid, amount, meters, expires)
                 self.mirrored.add(rid)
-                key_reserved[tag] = key_reserved.get(tag, 0) + amount
         self.held += backlog.unposted - self.shared_unposted
         self.shared_unposted = backlog.unposted
 
-    def drop(self, rid: str, key_reserved: dict[str, int]) -> None:
+    def drop(self, rid: str) -> None:
         self.mirrored.discard(rid)
-        reserved = self.reserved.get(rid)
-        if reserved is not None and self.release(rid):
-            key_reserved[reserved[1]] = key_reserved.get(reserved[1], 0) - reserved[0]
+        self.release(rid)
 
     def hold_unposted(self, rid: str, cost: int, now_ms: int) -> None:
         held = self.unposted.get(rid)
@@ -105,13 +110,13 @@ class _Book:
         if held is not None:
             self.held -= held[0]
 
-    def expire(self, now_ms: int, key_reserved: dict[str, int]) -> None:
+    def expire(self, now_ms: int) -> None:
         expiries = self.expiries
         while expiries and expiries[0][0] <= now_ms:
             expires, rid = heapq.heappop(expiries)
             reserved = self.reserved.get(rid)
             if reserved is not None and reserved[2] == expires:
-                self.drop(rid, key_reserved)
+                self.drop(rid)
 
     def available(self) -> int:
         return (self.balance or 0) - self.held
@@ -127,8 +132,8 @@ class LocalStore(AdmissionStore):
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._books: dict[int, _Book] = {}
-        self._spent: dict[str, int] = {}
-        self._key_reserved: dict[str, int] = {}
+        self._spent: dict[tuple[int, str], int] = {}
+        """Each meter's spend, by organization id and meter, once loaded."""
         self._windows: dict[str, tuple[int, int]] = {}
 
     async def admit(self, request: AdmitRequest) -> Ticket:
@@ -136,28 +141,28 @@ class LocalStore(AdmissionStore):
             book = self._books.get(request.org_id)
             if book is None or book.balance is None:
                 raise NeedBalance
-            if request.key_credit_limit is not None and request.key_tag not in self._spent:
-                raise NeedKeySpend
+            org = request.org_id
+            missing = [one.meter for one in request.limits if (org, one.meter) not in self._spent]
+            if missing:
+                raise NeedSpend(tuple(missing))
             rate = self._count(request.key_tag, request.rate_limit, request.now_ms)
             if rate.limit is not None and rate.remaining is not None and rate.remaining < 0:
                 raise Refused("rate", rate)
-            book.expire(request.now_ms, self._key_reserved)
+            book.expire(request.now_ms)
             self._check_credit(request, book, rate)
-            tag = request.key_tag
-            book.reserve(
-                request.reservation_id, request.amount, tag, request.now_ms + request.ttl_ms
-            )
-            self._key_reserved[tag] = self._key_reserved.get(tag, 0) + request.amount
-            return Ticket(request.reservation_id, request.org_id, tag, request.amount, rate, False)
+            meters = request.meters
+            expires = request.now_ms + request.ttl_ms
+            book.reserve(request.reservation_id, request.amount, " ".join(meters), expires)
+            return Ticket(request.reservation_id, org, request.key_tag, request.amount, rate,
+                          shared=False, meters=meters)  # fmt: skip
 
     def _check_credit(self, request: AdmitRequest, book: _Book, rate: RateState) -> None:
         if request.amount > 0 and book.available() < request.amount:
             raise Refused("credits", rate)
-        limit = request.key_credit_limit
-        if limit is not None:
-            used = self._spent[request.key_tag] + self._key_reserved.get(request.key_tag, 0)
-            if used + request.amount > limit:
-                raise Refused("key_credits", rate)
+        for limit in request.limits:
+            used = self._spent[request.org_id, limit.meter] + book.by_meter.get(limit.meter, 0)
+            if used + request.amount > limit.amount:
+                raise Refused("budget", rate, meter=limit.meter)
 
     async def count(self, org_id: int, key_tag: str, limit: int, now_ms: int) -> RateState:
         with self._lock:
@@ -186,11 +191,12 @@ class LocalStore(AdmissionStore):
         reservation, as last read from Redis, is released here and its charge held."""
         with self._lock:
             book = self._books.setdefault(ticket.org_id, _Book())
-            book.drop(ticket.id, self._key_reserved)
+            book.drop(ticket.id)
             if cost > 0:
                 book.hold_unposted(request_id, cost, now_ms)
-            if ticket.key_tag in self._spent:
-                self._spent[ticket.key_tag] += cost
+            for meter in ticket.held_on:
+                if (ticket.org_id, meter) in self._spent:
+                    self._spent[ticket.org_id, meter] += cost
 
     def hold(self, org_id: int, request_id: str, cost: int, now_ms: int) -> None:
         """Hold a charge the ledger does not have yet (a journaled record's) until it is
@@ -204,7 +210,7 @@ class LocalStore(AdmissionStore):
         it does not."""
         with self._lock:
             for org_id, backlog in backlogs.items():
-                self._books.setdefault(org_id, _Book()).mirror(backlog, self._key_reserved)
+                self._books.setdefault(org_id, _Book()).mirror(backlog)
 
     def posted(self, org_id: int, request_id: str, balance: int, entry_id: int) -> None:
         """A book that holds charges alone is left without a balance: the refresh keeps only
@@ -233,7 +239,7 @@ class LocalStore(AdmissionStore):
 
     def set_key_spend(self, org_id: int, key_tag: str, spent: int) -> None:
         with self._lock:
-            self._spent.setdefault(key_tag, spent)
+            self._spent.setdefault((org_id, key_tag), spent)
 
     def open_reservations(self, org_id: int, now_ms: int) -> dict[str, int]:
         """This store's own: those of Redis it holds as its backlog are Redis's to list."""

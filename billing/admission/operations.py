@@ -33,8 +33,9 @@ from billing.admission.base import (
     AdmissionStore,
     AdmitRequest,
     KeySpend,
+    Limit,
     NeedBalance,
-    NeedKeySpend,
+    NeedSpend,
     Posted,
     RateState,
     Refused,
@@ -52,8 +53,9 @@ __all__ = [
     "AdmitRequest",
     "Intent",
     "KeySpend",
+    "Limit",
     "NeedBalance",
-    "NeedKeySpend",
+    "NeedSpend",
     "Posted",
     "RateState",
     "Refused",
@@ -120,8 +122,8 @@ def _redis() -> RedisStore:
 async def admit(request: AdmitRequest, on: AdmissionStore) -> Ticket:
     """Count the call against its key's rate window and reserve its amount, on `on` (the store
     `admission_store()` names, or this process's own when the shared one did not answer).
-    Raises Refused (rate, credits, key_credits), NeedBalance or NeedKeySpend (the store holds
-    no balance, or no spend of the key, yet: loaded from the ledger, then asked again), and
+    Raises Refused (rate, credits, budget), NeedBalance or NeedSpend (the store holds
+    no balance, or no spend of a meter, yet: loaded from the ledger, then asked again), and
     RedisError when Redis does not answer."""
     return await on.admit(request)
 

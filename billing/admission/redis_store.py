@@ -20,7 +20,7 @@ from billing.admission.base import (
     AdmitRequest,
     KeySpend,
     NeedBalance,
-    NeedKeySpend,
+    NeedSpend,
     Posted,
     RateState,
     Refused,
@@ -29,6 +29,7 @@ from billing.admission.base import (
 )
 from billing.admission.coalesce import Coalescer, sha_of
 from billing.admission.intents import MARK, Intent, intents_key
+from billing.admission.meter_scripts import METERS
 from billing.admission.shards import AsyncShards, AsyncTarget, evalsha_many_sync
 from core.breaker import REDIS
 from core.redis_client import (
@@ -64,31 +65,40 @@ local function window_count(key, window_ms)
 end
 """
 
-# A reservation is held as "amount:tag". Amounts are never below zero now; the scripts still read
-# a minus sign, so that one held from before that is released rather than failing the script.
+# A reservation is held as "amount:meters" (`meter_scripts`). Amounts are never below zero
+# now; the scripts still read a minus sign, so that one held from before that is released
+# rather than failing the script.
 # KEYS: balance hash, reservations hash, reservation expiries zset, reserved total,
-#       unposted hash, unposted expiries zset, unposted total, key spent, rate window
-# ARGV: reservation id, amount, ttl ms, rate limit, window ms, key limit (-1: none),
-#       key reserved prefix (the organization's), key tag
-# Answers the verdict, the window's count and Redis's time (ms).
+#       unposted hash, unposted expiries zset, unposted total, rate window
+# ARGV: reservation id, amount, ttl ms, rate limit, window ms, the organization's key prefix,
+#       the meters held on (space-separated), then each limit's meter and amount
+# Answers the verdict, the window's count and Redis's time (ms); then the meters whose spend
+# is to be loaded, or the meter whose limit refused.
 ADMIT = (
     NOW
     + WINDOW
+    + METERS
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'load', 0, now} end
-local klimit = tonumber(ARGV[6])
-if klimit >= 0 and redis.call('EXISTS', KEYS[8]) == 0 then return {'loadkey', 0, now} end
+local base = ARGV[6]
+local missing = {}
+for i = 8, #ARGV, 2 do
+  if redis.call('EXISTS', base .. 'spent:' .. ARGV[i]) == 0 then
+    missing[#missing + 1] = ARGV[i]
+  end
+end
+if #missing > 0 then return {'loadspend', 0, now, missing} end
 local count = 0
 if tonumber(ARGV[4]) > 0 then
-  count = window_count(KEYS[9], tonumber(ARGV[5]))
+  count = window_count(KEYS[8], tonumber(ARGV[5]))
   if count > tonumber(ARGV[4]) then return {'rate', count, now} end
 end
 for _, rid in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
   local held = redis.call('HGET', KEYS[2], rid)
   if held then
-    local amount, tag = string.match(held, '^(-?%d+):(.*)$')
+    local amount, meters = string.match(held, '^(-?%d+):(.*)$')
     redis.call('DECRBY', KEYS[4], amount)
-    redis.call('DECRBY', ARGV[7] .. tag, amount)
+    release_meters(base, meters, amount)
     redis.call('HDEL', KEYS[2], rid)
   end
   redis.call('ZREM', KEYS[3], rid)
@@ -98,16 +108,15 @@ local balance = tonumber(redis.call('HGET', KEYS[1], 'balance'))
 local held = tonumber(redis.call('GET', KEYS[4]) or '0')
 held = held + tonumber(redis.call('GET', KEYS[7]) or '0')
 if amount > 0 and balance - held < amount then return {'credits', count, now} end
-local key_reserved = ARGV[7] .. ARGV[8]
-if klimit >= 0 then
-  local used = tonumber(redis.call('GET', KEYS[8]))
-  used = used + tonumber(redis.call('GET', key_reserved) or '0')
-  if used + amount > klimit then return {'key_credits', count, now} end
+for i = 8, #ARGV, 2 do
+  local used = tonumber(redis.call('GET', base .. 'spent:' .. ARGV[i]))
+  used = used + tonumber(redis.call('GET', base .. 'keyres:' .. ARGV[i]) or '0')
+  if used + amount > tonumber(ARGV[i + 1]) then return {'budget', count, now, ARGV[i]} end
 end
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[2] .. ':' .. ARGV[8])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2] .. ':' .. ARGV[7])
 redis.call('ZADD', KEYS[3], now + tonumber(ARGV[3]), ARGV[1])
 redis.call('INCRBY', KEYS[4], amount)
-redis.call('INCRBY', key_reserved, amount)
+reserve_meters(base, ARGV[7], amount)
 return {'ok', count, now}
 """
 )
@@ -133,47 +142,54 @@ return 1
 """
 )
 
-# KEYS: reservations hash, reservation expiries, reserved total, key reserved, unposted hash,
-#       unposted index (by the time each was held), unposted total, key spent, records stream,
-#       stream intents (billing.admission.intents: settled here, never swept), key unposted
-# ARGV: reservation id ('' for none), request id, cost, now ms, the call's record ('' for none)
+# KEYS: reservations hash, reservation expiries, reserved total, unposted hash, unposted index
+#       (by the time each was held), unposted total, records stream, stream intents
+#       (billing.admission.intents: settled here, never swept)
+# ARGV: reservation id ('' for none), request id, cost, now ms, the call's record ('' for none),
+#       the organization's key prefix, the meters the call is charged on (space-separated)
 # The record goes to the stream in the same script that settles the call, so the charge held
 # as unposted and the record that will post it are durable together. An unposted charge is
-# held until the ledger has it, however long storing takes: nothing expires it. A key whose
+# held until the ledger has it, however long storing takes: nothing expires it. A meter whose
 # spend is counted here also holds the charge by request id, until KEY_SPEND finds it posted.
-SETTLE = """
+SETTLE = (
+    METERS
+    + """
+local base = ARGV[6]
 if ARGV[1] ~= '' then
   local held = redis.call('HGET', KEYS[1], ARGV[1])
   if held then
-    local amount = string.match(held, '^(-?%d+):')
+    local amount, meters = string.match(held, '^(-?%d+):(.*)$')
     redis.call('DECRBY', KEYS[3], amount)
-    redis.call('DECRBY', KEYS[4], amount)
+    release_meters(base, meters, amount)
     redis.call('HDEL', KEYS[1], ARGV[1])
     redis.call('ZREM', KEYS[2], ARGV[1])
   end
-  redis.call('HDEL', KEYS[10], ARGV[1])
+  redis.call('HDEL', KEYS[8], ARGV[1])
 end
 local cost = tonumber(ARGV[3])
-if cost > 0 and redis.call('HSETNX', KEYS[5], ARGV[2], cost) == 1 then
-  redis.call('ZADD', KEYS[6], tonumber(ARGV[4]), ARGV[2])
-  redis.call('INCRBY', KEYS[7], cost)
-  if redis.call('EXISTS', KEYS[8]) == 1 then
-    redis.call('INCRBY', KEYS[8], cost)
-    redis.call('HSET', KEYS[11], ARGV[2], cost)
-  end
+if cost > 0 and redis.call('HSETNX', KEYS[4], ARGV[2], cost) == 1 then
+  redis.call('ZADD', KEYS[5], tonumber(ARGV[4]), ARGV[2])
+  redis.call('INCRBY', KEYS[6], cost)
+  charge_meters(base, ARGV[7], ARGV[2], cost)
 end
-if ARGV[5] ~= '' then redis.call('XADD', KEYS[9], '*', 'r', ARGV[5]) end
+if ARGV[5] ~= '' then redis.call('XADD', KEYS[7], '*', 'r', ARGV[5]) end
 return 1
 """
+)
 
-# A key's spend from the ledger: what the ledger holds for it, plus the charges held for it
-# here that the ledger does not have yet.
-# KEYS: key spent, key unposted; ARGV: the ledger's spend, then the held request ids it has
+# A meter's spend from the ledger: what the ledger holds for it, plus the charges held for it
+# here that the ledger does not have yet; a window's meter expires a day after its window.
+# KEYS: meter spent, meter unposted
+# ARGV: the ledger's spend, when it expires (ms; 0: never), then the held request ids it has
 KEY_SPEND = """
-for i = 2, #ARGV do redis.call('HDEL', KEYS[2], ARGV[i]) end
+for i = 3, #ARGV do redis.call('HDEL', KEYS[2], ARGV[i]) end
 local spent = tonumber(ARGV[1])
 for _, cost in ipairs(redis.call('HVALS', KEYS[2])) do spent = spent + tonumber(cost) end
 redis.call('SET', KEYS[1], spent)
+if tonumber(ARGV[2]) > 0 then
+  redis.call('PEXPIREAT', KEYS[1], ARGV[2])
+  redis.call('PEXPIREAT', KEYS[2], ARGV[2])
+end
 return 1
 """
 
@@ -205,8 +221,9 @@ def _org_keys(org_id: int) -> dict[str, str]:
 
 
 @lru_cache(maxsize=65_536)
-def _key_reserved_prefix(org_id: int) -> str:
-    return org_prefix(org_id, AREA) + "keyres:"
+def _base(org_id: int) -> str:
+    """The prefix of the organization's keys, from which the scripts name its meters' counters."""
+    return org_prefix(org_id, AREA)
 
 
 def _text(reply: bytes | str) -> str:
@@ -219,15 +236,15 @@ def _members(found: Iterable[object]) -> list[str]:
     return [_text(member) for member in found if isinstance(member, bytes | str)]
 
 
-@lru_cache(maxsize=65_536)
-def _key_keys(org_id: int, tag: str) -> tuple[str, str]:
-    """The key's spend so far, and its open reservations: in its organization's slot."""
-    return org_key(org_id, AREA, "spent", tag), _key_reserved_prefix(org_id) + tag
+def _spent_key(org_id: int, meter: str) -> str:
+    """A meter's spend so far (a key's, or a budget's in its window): in its organization's
+    slot."""
+    return org_key(org_id, AREA, "spent", meter)
 
 
-def key_unposted_key(org_id: int, tag: str) -> str:
-    """The charges held for the key that the ledger does not have yet, by request id."""
-    return org_key(org_id, AREA, "keyunp", tag)
+def key_unposted_key(org_id: int, meter: str) -> str:
+    """The charges held for the meter that the ledger does not have yet, by request id."""
+    return org_key(org_id, AREA, "keyunp", meter)
 
 
 @lru_cache(maxsize=65_536)
@@ -236,28 +253,38 @@ def _window_key(org_id: int, tag: str) -> str:
 
 
 @lru_cache(maxsize=65_536)
-def _admit_keys(org_id: int, tag: str) -> tuple[str, ...]:
+def _admit_keys(org_id: int) -> tuple[str, ...]:
     """Every key of ADMIT but the rate window."""
     org = _org_keys(org_id)
     names = ("balance", "res", "resexp", "restot", "unp", "unpexp", "unptot")
-    return (*(org[name] for name in names), _key_keys(org_id, tag)[0])
+    return tuple(org[name] for name in names)
 
 
 @lru_cache(maxsize=65_536)
-def _settle_keys(org_id: int, tag: str) -> tuple[str, ...]:
+def _settle_keys(org_id: int) -> tuple[str, ...]:
     org = _org_keys(org_id)
-    spent, reserved = _key_keys(org_id, tag)
     stream = records_stream(org_group(org_id))
-    return (org["res"], org["resexp"], org["restot"], reserved, org["unp"], org["unpexp"],
-            org["unptot"], spent, stream, intents_key(org_id),
-            key_unposted_key(org_id, tag))  # fmt: skip
+    return (org["res"], org["resexp"], org["restot"], org["unp"], org["unpexp"],
+            org["unptot"], stream, intents_key(org_id))  # fmt: skip
 
 
 def admit_keys(request: AdmitRequest) -> list[str]:
-    return [
-        *_admit_keys(request.org_id, request.key_tag),
-        _window_key(request.org_id, request.key_tag),
+    return [*_admit_keys(request.org_id), _window_key(request.org_id, request.key_tag)]
+
+
+def admit_args(request: AdmitRequest) -> list[Any]:
+    args = [
+        request.reservation_id,
+        request.amount,
+        request.ttl_ms,
+        request.rate_limit,
+        WINDOW_MS,
+        _base(request.org_id),
+        " ".join(request.meters),
     ]
+    for limit in request.limits:
+        args += [limit.meter, limit.amount]
+    return args
 
 
 def renew_keys(ticket: Ticket) -> list[str]:
@@ -277,12 +304,18 @@ class Settlement:
     request_id: str
     payload: bytes = b""
 
+    @property
+    def meters(self) -> tuple[str, ...]:
+        """The meters its cost is counted on: its reservation's, else its key's."""
+        return self.ticket.held_on if self.ticket is not None else (self.key_tag,)
+
     def keys(self) -> list[str]:
-        return list(_settle_keys(self.org_id, self.key_tag))
+        return list(_settle_keys(self.org_id))
 
     def args(self, now_ms: int) -> list[Any]:
         reservation = self.ticket.id if self.ticket is not None else ""
-        return [reservation, self.request_id, self.cost, now_ms, self.payload]
+        return [reservation, self.request_id, self.cost, now_ms, self.payload,
+                _base(self.org_id), " ".join(self.meters)]  # fmt: skip
 
 
 class RedisStore(AdmissionStore):
@@ -338,32 +371,24 @@ class RedisStore(AdmissionStore):
         return results
 
     async def admit(self, request: AdmitRequest) -> Ticket:
-        keys = admit_keys(request)
-        limit = -1 if request.key_credit_limit is None else request.key_credit_limit
-        args = [
-            request.reservation_id,
-            request.amount,
-            request.ttl_ms,
-            request.rate_limit,
-            WINDOW_MS,
-            limit,
-            _key_reserved_prefix(request.org_id),
-            request.key_tag,
-        ]
-        verdict, count, now_ms = await self._run(ADMIT, keys, args)
+        verdict, count, now_ms, *named = await self._run(
+            ADMIT, admit_keys(request), admit_args(request)
+        )
         rate = rate_state(request.rate_limit, int(count), int(now_ms))
-        return self._ticket(verdict, request, rate, int(now_ms))
+        return self._ticket(_text(verdict), request, rate, int(now_ms), named)
 
     @staticmethod
-    def _ticket(verdict: Any, request: AdmitRequest, rate: RateState, now_ms: int) -> Ticket:
-        verdict = verdict.decode() if isinstance(verdict, bytes) else verdict
+    def _ticket(
+        verdict: str, request: AdmitRequest, rate: RateState, now_ms: int, named: list[Any]
+    ) -> Ticket:
         if verdict == "load":
             raise NeedBalance
-        if verdict == "loadkey":
-            raise NeedKeySpend
+        if verdict == "loadspend":
+            raise NeedSpend(tuple(_text(meter) for meter in named[0]))
         if verdict != "ok":
-            raise Refused(verdict, rate, now_ms)
-        return Ticket(request.reservation_id, request.org_id, request.key_tag, request.amount, rate)
+            raise Refused(verdict, rate, now_ms, _text(named[0]) if named else None)
+        return Ticket(request.reservation_id, request.org_id, request.key_tag, request.amount,
+                      rate, meters=request.meters)  # fmt: skip
 
     async def _run(self, script: str, keys: list[str], args: list[Any]) -> Any:
         return await self._scripts.run(script, keys, args)
@@ -459,5 +484,5 @@ def _advance(
 
 
 def _key_spend(spend: KeySpend) -> tuple[str, list[str], list[Any]]:
-    keys = [_key_keys(spend.org_id, spend.tag)[0], key_unposted_key(spend.org_id, spend.tag)]
-    return KEY_SPEND, keys, [spend.spent, *spend.posted]
+    keys = [_spent_key(spend.org_id, spend.tag), key_unposted_key(spend.org_id, spend.tag)]
+    return KEY_SPEND, keys, [spend.spent, spend.expires_ms, *spend.posted]

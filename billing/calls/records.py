@@ -143,4 +143,5 @@ def _ticket(data: dict[str, Any] | None) -> Ticket | None:
         rate=RateState(**data["rate"]),
         shared=data.get("shared", True),
         in_doubt=data.get("in_doubt", False),
+        meters=tuple(data.get("meters", ())),
     )

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import logging
 import threading
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.db.models import Max, Sum
+from django.utils import timezone
 
-from accounts.models import ApiKey, Organization
+from accounts.models import ApiKey, Budget, BudgetScope, Organization
+from accounts.periods import ALL_TIME, Meter, Window, window
 from billing.admission.operations import (
     AdmissionStore,
     KeySpend,
@@ -45,22 +48,22 @@ def load_balance(org_id: int, into: AdmissionStore | None = None) -> None:
         target.sync_balance(org_id, to_units(entry["balance_after"]), entry["id"])
 
 
-def load_key_spend(org_id: int, key_id: int, into: AdmissionStore | None = None) -> None:
-    key_spends_sync(into or store(), [(org_id, key_id)])
+def load_spends(org_id: int, meters: list[Meter], into: AdmissionStore | None = None) -> None:
+    meter_spends_sync(into or store(), [(org_id, meter) for meter in meters])
 
 
-def key_spends_sync(target: AdmissionStore, keys: list[tuple[int, int]]) -> None:
-    """Each key's (organization id, key id) spend from the ledger, as the daily usage sums it
-    (every posted charge, a parked call's too), plus the charges the store holds for the key
+def meter_spends_sync(target: AdmissionStore, meters: list[tuple[int, Meter]]) -> None:
+    """Each meter's (organization id, meter) spend from the ledger, as the daily usage sums it
+    (every posted charge, a parked call's too), plus the charges the store holds for the meter
     that the ledger does not have. The store is read before the ledger: a charge posted in
     between counts twice until the next sync, never not at all."""
-    tags = [(org_id, key_tag(key_id)) for org_id, key_id in keys]
-    held = target.keys_unposted(tags)
+    names = [(org_id, meter.name) for org_id, meter in meters]
+    held = target.keys_unposted(names)
     posted = _posted({rid for rids in held for rid in rids})
-    spent = _key_spends([key_id for _, key_id in keys])
     target.set_key_spends([
-        KeySpend(org_id, tag, spent.get(key_id, 0), tuple(rid for rid in rids if rid in posted))
-        for (org_id, key_id), (_, tag), rids in zip(keys, tags, held, strict=True)
+        KeySpend(org_id, meter.name, _spent(org_id, meter),
+                 tuple(rid for rid in rids if rid in posted), _expires_ms(meter.window))
+        for (org_id, meter), rids in zip(meters, held, strict=True)
     ])  # fmt: skip
 
 
@@ -72,16 +75,49 @@ def _posted(request_ids: set[str]) -> set[str]:
             if key is not None}  # fmt: skip
 
 
-def _key_spends(key_ids: list[int]) -> dict[int, int]:
-    rows = DailyRollup.objects.filter(api_key_id__in=key_ids).values("api_key_id")
-    sums = rows.annotate(spent=Sum("cost")).values_list("api_key_id", "spent")
-    return {key_id: to_units(spent or Decimal(0)) for key_id, spent in sums}
+def _spent(org_id: int, meter: Meter) -> int:
+    """What the daily usage holds of the meter's scope in its window. A member's is that of the
+    keys they created."""
+    rows = DailyRollup.objects.filter(organization_id=org_id)
+    if meter.scope == BudgetScope.KEY:
+        rows = rows.filter(api_key_id=meter.scope_id)
+    elif meter.scope == BudgetScope.MEMBER:
+        created = ApiKey.objects.filter(organization_id=org_id, created_by_id=meter.scope_id)
+        rows = rows.filter(api_key_id__in=created.values("id"))
+    if meter.window.start is not None:
+        rows = rows.filter(day__gte=meter.window.start, day__lt=meter.window.end)
+    return to_units(rows.aggregate(spent=Sum("cost"))["spent"] or Decimal(0))
 
 
-def _limited_keys(org_ids: list[int]) -> list[tuple[int, int]]:
-    """The keys of these organizations held to a credit limit of their own."""
-    rows = ApiKey.objects.filter(organization_id__in=org_ids, credit_limit__isnull=False)
-    return list(rows.filter(revoked_at__isnull=True).values_list("organization_id", "id"))
+def _expires_ms(window: Window) -> int:
+    """A window's counters are kept a day past its end (calls admitted in it settle into it);
+    all time's for good (0)."""
+    if window.resets_at is None:
+        return 0
+    return int((window.resets_at + timedelta(days=1)).timestamp() * 1000)
+
+
+def limited_meters(org_ids: list[int], now: datetime) -> list[tuple[int, Meter]]:
+    """The meters of these organizations that a limit holds now: each key's with a credit limit
+    of its own, and each budget's in its current window (a revoked key's left out)."""
+    keys = ApiKey.objects.filter(organization_id__in=org_ids, revoked_at__isnull=True)
+    limited = keys.filter(credit_limit__isnull=False).values_list("organization_id", "id")
+    meters = [(org_id, Meter(BudgetScope.KEY, key_id, ALL_TIME)) for org_id, key_id in limited]
+    budgets = Budget.objects.filter(organization_id__in=org_ids).exclude(
+        api_key__revoked_at__isnull=False
+    )
+    for budget in budgets:
+        meter = Meter(budget.scope, _scope_id(budget), window(budget.period, now))
+        meters.append((budget.organization_id, meter))
+    return list(dict.fromkeys(meters))
+
+
+def _scope_id(budget: Budget) -> int:
+    if budget.scope == BudgetScope.KEY and budget.api_key_id is not None:
+        return budget.api_key_id
+    if budget.scope == BudgetScope.MEMBER and budget.member_id is not None:
+        return budget.member_id
+    return budget.organization_id
 
 
 def key_tag(key_id: int | None, user_id: int | None = None) -> str:
@@ -91,12 +127,12 @@ def key_tag(key_id: int | None, user_id: int | None = None) -> str:
 def admission_sync(org_ids: list[int], *, reconcile: bool) -> None:
     """Push each organization's latest ledger balance to admission; with `reconcile`, also
     clear unposted charges that are in the ledger (their announcement was lost), and bring
-    the spend of its keys held to a credit limit to the ledger's (charges stored while Redis
-    was down, or settled there twice, drift it), as the first sync back on Redis does. Both
-    stores
-    are kept current: the shared one, and this process's own, which admits calls while Redis
-    is unreachable and must not do so against the balance of the last outage, nor without
-    what Redis held then (its backlog, mirrored here while Redis answers)."""
+    the spend its limits count (its keys' credit limits, its budgets in their windows) to the
+    ledger's (charges stored while Redis was down, or settled there twice, drift it), as the
+    first sync back on Redis does. Both stores are kept current: the shared one, and this
+    process's own, which admits calls while Redis is unreachable and must not do so against
+    the balance of the last outage, nor without what Redis held then (its backlog, mirrored
+    here while Redis answers)."""
     latest = _latest_balances(org_ids)
     shared, own = store(), local_store()
     _sync(own, latest, org_ids, reconcile=reconcile)
@@ -109,7 +145,7 @@ def admission_sync(org_ids: list[int], *, reconcile: bool) -> None:
     try:
         _sync(shared, latest, org_ids, reconcile=reconcile)
         if reconcile or _REDIS_MISSED.is_set():
-            key_spends_sync(shared, _limited_keys(org_ids))
+            meter_spends_sync(shared, limited_meters(org_ids, timezone.now()))
             _REDIS_MISSED.clear()
         mirror_backlogs(org_ids)
     except REDIS_DOWN:

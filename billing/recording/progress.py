@@ -77,7 +77,7 @@ class ProgressMarks:
             return self._to_journal(intent.request_id, payload)
         if not REDIS.allow():
             return self._to_journal(intent.request_id, payload)
-        held = Intent(intent.organization_id, ticket.id, ticket.key_tag, intent.request_id,
+        held = Intent(intent.organization_id, ticket.id, ticket.held_on, intent.request_id,
                       cost_units(intent), payload)  # fmt: skip
         ttl_ms = settings.MOMOR_RESERVATION_TTL_SECONDS * 1000
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()

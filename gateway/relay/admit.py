@@ -1,5 +1,6 @@
 """Admitting a call before it is tried: its key's rate limit and a reservation of its worst
-cost against the organization's available credit (and the key's own credit limit)."""
+cost against the organization's available credit and every limit that covers the call (its
+key's credit limit, its budgets: `gateway.relay.budgets`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import asyncio
 import logging
 import time
 from dataclasses import replace
+from datetime import UTC, datetime
 from decimal import Decimal
 from functools import partial
 
@@ -19,7 +21,7 @@ from billing.admission.operations import (
     AdmissionStore,
     AdmitRequest,
     NeedBalance,
-    NeedKeySpend,
+    NeedSpend,
     RateState,
     Refused,
     Ticket,
@@ -27,9 +29,10 @@ from billing.admission.operations import (
     local_store,
 )
 from billing.calls.cost import from_units, to_units
-from billing.ledger.admission_sync import key_tag, load_balance, load_key_spend
+from billing.ledger.admission_sync import key_tag, load_balance, load_spends
 from core import dbthread
 from core.breaker import maybe_carried_out
+from gateway.relay.budgets import Covering, covering, limits, meters_named, refusal_message
 from gateway.request.errors import GatewayError
 from gateway.request.identity import Caller
 
@@ -48,48 +51,54 @@ def _rate_limit(caller: Caller) -> int:
     return settings.MOMOR_RATE_LIMIT_PER_MINUTE
 
 
-def _request(caller: Caller, request_id: str, amount: Decimal) -> AdmitRequest:
+def _request(
+    caller: Caller, request_id: str, amount: Decimal, found: tuple[Covering, ...], now_ms: int
+) -> AdmitRequest:
     key = caller.key
-    limit = key.credit_limit if key is not None else None
     return AdmitRequest(
         reservation_id=request_id,
         org_id=caller.org.id,
         key_tag=key_tag(key.id if key else None, caller.user_id),
         amount=max(to_units(amount), 0),  # one below zero would add to the available credit
         rate_limit=_rate_limit(caller),
-        key_credit_limit=to_units(limit) if limit is not None else None,
-        now_ms=int(time.time() * 1000),
+        now_ms=now_ms,
         ttl_ms=settings.MOMOR_RESERVATION_TTL_SECONDS * 1000,
+        limits=limits(found),
     )
 
 
 async def admit(caller: Caller, request_id: str, amount: Decimal) -> Ticket:
-    request = _request(caller, request_id, amount)
+    now = time.time()
+    found = covering(caller, datetime.fromtimestamp(now, UTC))
+    request = _request(caller, request_id, amount, found, int(now * 1000))
     chosen, in_doubt = admission_store(), False
     for _ in range(5):
         try:
             ticket = await operations.admit(request, chosen)
             return replace(ticket, in_doubt=True) if in_doubt else ticket
-        except (NeedBalance, NeedKeySpend) as missing:
-            await _load(caller, chosen, missing)
+        except (NeedBalance, NeedSpend) as missing:
+            await _load(caller, chosen, missing, found)
         except Refused as refused:
-            raise refusal(refused, amount) from None
+            raise refusal(refused, amount, found) from None
         except RedisError as exc:
             log.warning("Redis unreachable (%s): admitting on this process's own counters", exc)
             chosen, in_doubt = local_store(), maybe_carried_out(exc)
     raise _cannot_check()
 
 
-async def _load(caller: Caller, into: AdmissionStore, missing: Exception) -> None:
+async def _load(
+    caller: Caller, into: AdmissionStore, missing: Exception, found: tuple[Covering, ...]
+) -> None:
     """Load what the store lacks from the database. It runs inside the admit loop's `except`
     clause, where that loop's other handlers do not apply: a database error here (PostgreSQL
     down, or not answering in time) is the 503 of a credit that cannot be checked."""
-    org_id, key_id = caller.org.id, (caller.key.id if caller.key else 0)
+    org_id = caller.org.id
     what: tuple[object, ...]
-    if isinstance(missing, NeedBalance):
-        load, what = partial(load_balance, org_id, into), ("balance", org_id)
+    if isinstance(missing, NeedSpend):
+        meters = meters_named(found, missing.meters)
+        load, what = partial(load_spends, org_id, meters, into), ("spend", org_id, *meters)
     else:
-        load, what = partial(load_key_spend, org_id, key_id, into), ("key", org_id, key_id)
+        load, what = partial(load_balance, org_id, into), ("balance", org_id)
     try:
         await asyncio.shield(_shared_load(load, (asyncio.get_running_loop(), into, *what)))
     except DatabaseError:
@@ -126,7 +135,7 @@ async def count_refused(caller: Caller) -> RateState:
     return await operations.count(caller.org.id, tag, limit)
 
 
-def refusal(refused: Refused, amount: Decimal) -> GatewayError:
+def refusal(refused: Refused, amount: Decimal, found: tuple[Covering, ...]) -> GatewayError:
     headers = refused.rate.headers()
     if refused.reason == "rate":
         now = refused.now_ms // 1000 if refused.now_ms is not None else int(time.time())
@@ -139,8 +148,8 @@ def refusal(refused: Refused, amount: Decimal) -> GatewayError:
             code="rate_limit_exceeded",
             headers=headers | {"Retry-After": str(wait)},
         )
-    if refused.reason == "key_credits":
-        message = "This key has reached its credit limit."
+    if refused.reason == "budget":
+        message = refusal_message(found, refused.meter, amount)
     else:
         message = (
             f"Insufficient credits: this call may cost up to ${from_units(to_units(amount))} "

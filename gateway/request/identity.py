@@ -13,7 +13,7 @@ from decimal import Decimal
 
 from django.db.models import Q
 
-from accounts.models import ApiKey, KeyKind, Organization, SavedKey, creator_holds
+from accounts.models import ApiKey, Budget, KeyKind, Organization, SavedKey, creator_holds
 from accounts.secrets import UnreadableSecret
 
 log = logging.getLogger(__name__)
@@ -34,6 +34,7 @@ class KeyInfo:
     credit_limit: Decimal | None
     rate_limit: int | None
     calls_gateway: bool = True
+    created_by_id: int | None = None
 
     def usable(self, now: datetime) -> bool:
         return not self.revoked and (self.expires_at is None or self.expires_at > now)
@@ -47,6 +48,17 @@ class SavedKeyInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class BudgetInfo:
+    """A budget as calls see it: `scope_id` is its key's id, its member's user id, or its
+    organization's id."""
+
+    scope: str
+    scope_id: int
+    period: str
+    amount: Decimal
+
+
+@dataclass(frozen=True, slots=True)
 class OrgInfo:
     id: int
     slug: str
@@ -54,6 +66,7 @@ class OrgInfo:
     allow_deprecated: bool
     max_age: timedelta | None
     saved_keys: dict[str, SavedKeyInfo]
+    budgets: tuple[BudgetInfo, ...] = ()
 
 
 class Identities:
@@ -124,6 +137,7 @@ def _key_info(row: ApiKey) -> KeyInfo:
         credit_limit=row.credit_limit,
         rate_limit=row.rate_limit,
         calls_gateway=row.kind == KeyKind.INFERENCE,
+        created_by_id=row.created_by_id,
     )
 
 
@@ -139,6 +153,9 @@ def _load_orgs(org_ids: list[int]) -> dict[int, OrgInfo]:
         info = _saved_key_info(key)
         if info is not None:
             saved.setdefault(key.organization_id, {})[key.provider] = info
+    budgets: dict[int, list[BudgetInfo]] = {}
+    for budget in Budget.objects.filter(organization_id__in=org_ids):
+        budgets.setdefault(budget.organization_id, []).append(_budget_info(budget))
     return {
         org.pk: OrgInfo(
             id=org.pk,
@@ -147,9 +164,15 @@ def _load_orgs(org_ids: list[int]) -> dict[int, OrgInfo]:
             allow_deprecated=org.allow_deprecated,
             max_age=org.max_model_age,
             saved_keys=saved.get(org.pk, {}),
+            budgets=tuple(budgets.get(org.pk, ())),
         )
         for org in Organization.objects.filter(pk__in=org_ids)
     }
+
+
+def _budget_info(budget: Budget) -> BudgetInfo:
+    scope_id = budget.api_key_id or budget.member_id or budget.organization_id
+    return BudgetInfo(budget.scope, scope_id, budget.period, budget.amount)
 
 
 # Saved keys already reported unreadable, by (id, last change): each is logged once, not on

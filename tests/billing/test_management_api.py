@@ -224,7 +224,6 @@ def test_credits_show_the_balance_and_open_reservations_to_admins(
         key_tag="k0",
         amount=2_500_000_000,  # $2.5
         rate_limit=0,
-        key_credit_limit=None,
         now_ms=int(time.time() * 1000),
         ttl_ms=60_000,
     )

@@ -12,7 +12,8 @@ import httpx
 import orjson
 import pytest
 
-from billing.ledger.admission_sync import load_key_spend
+from accounts.periods import Meter
+from billing.ledger.admission_sync import load_spends
 from billing.models import Generation
 from billing.recording.hand_off import drain
 from tests.billing.conftest import HI, World
@@ -170,12 +171,12 @@ def test_a_burst_of_first_calls_loads_the_key_spend_once(world: World, monkeypat
     key, api_key = make_key(world.org, name="burst", credit_limit=Decimal("5"))
     loads: list[int] = []
 
-    def slow_load(org_id: int, key_id: int, into: Any = None) -> None:
-        loads.append(key_id)
+    def slow_load(org_id: int, meters: list[Meter], into: Any = None) -> None:
+        loads.extend(meter.scope_id for meter in meters)
         time.sleep(0.5)
-        load_key_spend(org_id, key_id, into)
+        load_spends(org_id, meters, into)
 
-    monkeypatch.setattr("gateway.relay.admit.load_key_spend", slow_load)
+    monkeypatch.setattr("gateway.relay.admit.load_spends", slow_load)
     with ThreadPoolExecutor(max_workers=12) as pool:
         answers = list(pool.map(lambda _: post_raw(world, MINI, key)[0], range(12)))
 

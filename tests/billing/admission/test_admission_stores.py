@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 from pytest_django.fixtures import Settings as SettingsWrapper
 
-from billing.admission import NeedBalance, NeedKeySpend, Refused
-from billing.admission.base import AdmissionStore, AdmitRequest
+from billing.admission import Limit, NeedBalance, NeedSpend, Refused
+from billing.admission.base import AdmissionStore, AdmitRequest, KeySpend
 from billing.admission.local import LocalStore
 from billing.admission.redis_store import RedisStore
 from tests.redis_helpers import flush, flush_scripts
@@ -38,9 +38,11 @@ def ask(
     key: str = "k1",
     rate: int = 0,
     key_limit: int | None = None,
+    budgets: tuple[Limit, ...] = (),
     ttl: int = TTL,
 ) -> AdmitRequest:
-    return AdmitRequest(rid, 7, key, amount, rate, key_limit, now, ttl)
+    own = (Limit(key, key_limit),) if key_limit is not None else ()
+    return AdmitRequest(rid, 7, key, amount, rate, now, ttl, (*own, *budgets))
 
 
 async def test_it_asks_for_the_balance_before_anything(store: AdmissionStore) -> None:
@@ -179,16 +181,54 @@ async def test_a_process_book_forgets_what_it_released() -> None:
 
 async def test_a_key_is_held_to_its_own_credit_limit(store: AdmissionStore) -> None:
     store.sync_balance(7, 1_000, 1)
-    with pytest.raises(NeedKeySpend):
+    with pytest.raises(NeedSpend) as missing:
         await store.admit(ask("r1", 10, key_limit=50))
+    assert missing.value.meters == ("k1",)
     store.set_key_spend(7, "k1", 30)
     ticket = await store.admit(ask("r1", 10, key_limit=50))
     with pytest.raises(Refused) as refused:
         await store.admit(ask("r2", 15, key_limit=50))
-    assert refused.value.reason == "key_credits"
+    assert (refused.value.reason, refused.value.meter) == ("budget", "k1")
     store.settle(ticket, 5, "call-1", NOW)
     await store.admit(ask("r3", 15, key_limit=50))
     await store.admit(ask("r4", 10, key="k2"))
+
+
+DAILY = Limit("k1@d2026-12-06", 50)
+MEMBER = Limit("m3@w2026-11-30", 80)
+
+
+async def test_a_call_is_held_to_every_budget_over_it_at_once(store: AdmissionStore) -> None:
+    """The reservation is held on each meter, the refusal names the one it did not fit, and the
+    settle counts the cost on each."""
+    store.sync_balance(7, 1_000, 1)
+    with pytest.raises(NeedSpend) as missing:
+        await store.admit(ask("r1", 10, budgets=(DAILY, MEMBER)))
+    assert missing.value.meters == (DAILY.meter, MEMBER.meter)
+    store.set_key_spends([KeySpend(7, DAILY.meter, 0), KeySpend(7, MEMBER.meter, 40)])
+    first = await store.admit(ask("r1", 30, budgets=(DAILY, MEMBER)))
+    assert first.held_on == ("k1", DAILY.meter, MEMBER.meter)
+    with pytest.raises(Refused) as refused:
+        await store.admit(ask("r2", 20, key="k2", budgets=(MEMBER,)))
+    assert (refused.value.reason, refused.value.meter) == ("budget", MEMBER.meter)
+    store.settle(first, 5, "call-1", NOW)
+    second = await store.admit(ask("r2", 35, key="k2", budgets=(MEMBER,)))
+    with pytest.raises(Refused) as refused:
+        await store.admit(ask("r3", 46, budgets=(DAILY,)))
+    assert refused.value.meter == DAILY.meter
+    await store.admit(ask("r3", 45, budgets=(DAILY,)))
+    store.settle(second, 35, "call-2", NOW)
+    with pytest.raises(Refused):
+        await store.admit(ask("r4", 1, key="k2", budgets=(MEMBER,)))
+
+
+async def test_an_expired_reservation_leaves_every_budget_it_held(store: AdmissionStore) -> None:
+    store.sync_balance(7, 1_000, 1)
+    store.set_key_spends([KeySpend(7, DAILY.meter, 0)])
+    await store.admit(ask("r1", 50, budgets=(DAILY,), now=NOW, ttl=1))
+    if isinstance(store, RedisStore):
+        await asyncio.sleep(0.01)  # expiries run on Redis's own clock
+    await store.admit(ask("r2", 50, budgets=(DAILY,), now=NOW + 10))
 
 
 @pytest.mark.parametrize("store", ["local"], indirect=True)  # Redis reads its own clock

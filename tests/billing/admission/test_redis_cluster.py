@@ -44,7 +44,7 @@ def slots(keys: list[str]) -> set[int]:
 
 
 def scripts_keys(org_id: int) -> list[list[str]]:
-    request = AdmitRequest("r1", org_id, "k9", 10, 5, 100, 1_790_000_000_000, 60_000)
+    request = AdmitRequest("r1", org_id, "k9", 10, 5, 1_790_000_000_000, 60_000)
     ticket = Ticket("r1", org_id, "k9", 10, RateState())
     settlement = Settlement(org_id, "k9", ticket, 5, "call-1", b"{}")
     return [admit_keys(request), renew_keys(ticket), settlement.keys(), advance_keys(org_id)]
@@ -53,8 +53,9 @@ def scripts_keys(org_id: int) -> list[list[str]]:
 @pytest.mark.parametrize("org_id", ORGS)
 def test_every_script_of_an_organization_touches_one_slot(org_id: int) -> None:
     every = [key for keys in scripts_keys(org_id) for key in keys]
-    # the admit script also builds the key-reservation keys of the organization's other keys
-    every.append(org_prefix(org_id, "adm") + "keyres:k12")
+    # the scripts also build the counters of the organization's meters from its prefix
+    base = org_prefix(org_id, "adm")
+    every += [base + "keyres:k12", base + "spent:o@d2026-12-06", base + "keyunp:m3"]
     assert len(slots(every)) == 1
     assert records_stream(org_group(org_id)) in scripts_keys(org_id)[2]
 
