@@ -36,6 +36,7 @@ from gateway.providers.responses.wire import (
     failed_events,
     finished,
     item_id,
+    namespaced_functions,
     response_id,
     response_object,
     responses_usage,
@@ -52,6 +53,7 @@ class _Item:
     text: list[str] = field(default_factory=list)
     details: list[Json] = field(default_factory=list)
     call_id: str = ""
+    namespace: str | None = None
     name: str = ""
     summary_open: bool = False
 
@@ -61,6 +63,7 @@ class ChatEvents:
 
     def __init__(self, request: ResponsesRequest, *, encrypted: bool) -> None:
         self.request, self.encrypted = request, encrypted
+        self.namespaces = namespaced_functions(request)
         self.sequence = 0
         self.response: Json | None = None
         self.request_id = ""
@@ -200,10 +203,9 @@ class ChatEvents:
         if item is None:
             events = self._close_reasoning() + self._close_text()
             item = self.calls[key] = self._new("fc", "function_call")
-            item.call_id, item.name = str(call.get("id") or ""), str(function.get("name") or "")
-            fields = {"status": "in_progress", "arguments": "", "call_id": item.call_id,
-                      "name": item.name}  # fmt: skip
-            events.append(self._added(item, fields))
+            item.call_id, name = str(call.get("id") or ""), str(function.get("name") or "")
+            item.namespace, item.name = self.namespaces.get(name, (None, name))
+            events.append(self._added(item, self._item(item, "in_progress")))
         arguments = function.get("arguments")
         if isinstance(arguments, str) and arguments:
             item.text.append(arguments)
@@ -270,7 +272,9 @@ class ChatEvents:
         if item.kind == "message":
             return message_item(item.id, [output_text(text)], status)
         if item.kind == "function_call":
-            return function_call_item(item.id, item.call_id, item.name, text, status)
+            return function_call_item(
+                item.id, item.call_id, (item.namespace, item.name), text, status
+            )
         found = reasoning_item(item.id, text, item.details, encrypted=self.encrypted)
         return found or {"id": item.id, "type": "reasoning", "summary": []}
 

@@ -6,7 +6,8 @@ them:
   `reasoning_details` as the item's `encrypted_content` (`wire.momor_reasoning`) when the
   call's `include` names `reasoning.encrypted_content`;
 - `message.content` (and `refusal`): a `message` item of `output_text` (and `refusal`) parts;
-- `message.tool_calls`: a `function_call` item each, the call's `id` as its `call_id`;
+- `message.tool_calls`: a `function_call` item each, the call's `id` as its `call_id` (a
+  namespace's function, named as `wire.namespaced`, with its `namespace` and own name);
 - `finish_reason` `length` or `content_filter`: status `incomplete`, with
   `incomplete_details.reason` `max_output_tokens` or `content_filter`; else `completed`;
 - `usage`: `input_tokens` (`cached_tokens`), `output_tokens` (`reasoning_tokens`);
@@ -14,6 +15,7 @@ them:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from gateway.providers.contract import Json, Usage
@@ -22,6 +24,7 @@ from gateway.providers.responses.wire import (
     finished,
     item_id,
     momor_reasoning,
+    namespaced_functions,
     response_id,
     response_object,
     responses_usage,
@@ -42,7 +45,8 @@ def response_of(chat: Json, request: ResponsesRequest, *, encrypted: bool) -> Js
         int(chat.get("created") or 0), status,
     )  # fmt: skip
     out["incomplete_details"] = incomplete
-    out["output"] = output_items(message, request_id, encrypted=encrypted)
+    namespaces = namespaced_functions(request)
+    out["output"] = output_items(message, request_id, namespaces, encrypted=encrypted)
     usage = Usage.from_openai(chat.get("usage"))
     out["usage"] = responses_usage(usage) if usage is not None else None
     if "momor_metadata" in chat:
@@ -50,8 +54,15 @@ def response_of(chat: Json, request: ResponsesRequest, *, encrypted: bool) -> Js
     return out
 
 
-def output_items(message: Json, request_id: str, *, encrypted: bool) -> list[Json]:
-    """The answer's output items: its reasoning, its message, its function calls."""
+def output_items(
+    message: Json,
+    request_id: str,
+    namespaces: Mapping[str, tuple[str, str]],
+    *,
+    encrypted: bool,
+) -> list[Json]:
+    """The answer's output items: its reasoning, its message, its function calls (the
+    functions of namespace tools by the names `namespaces` maps)."""
     items: list[Json] = []
     reasoning = reasoning_item(
         item_id("rs", request_id, 0), message.get("reasoning"),
@@ -65,10 +76,11 @@ def output_items(message: Json, request_id: str, *, encrypted: bool) -> list[Jso
     for call in message.get("tool_calls") or ():
         function = call.get("function") if isinstance(call, dict) else None
         if isinstance(function, dict):
+            name = str(function.get("name") or "")
             items.append(
                 function_call_item(
                     item_id("fc", request_id, len(items)), str(call.get("id") or ""),
-                    str(function.get("name") or ""), str(function.get("arguments") or ""),
+                    namespaces.get(name, (None, name)), str(function.get("arguments") or ""),
                     "completed",
                 )
             )  # fmt: skip
@@ -107,15 +119,20 @@ def message_item(rid: str, content: list[Json], status: str) -> Json:
     return {"id": rid, "type": "message", "status": status, "content": content, "role": "assistant"}
 
 
-def function_call_item(rid: str, call_id: str, name: str, arguments: str, status: str) -> Json:
-    return {
+def function_call_item(
+    rid: str, call_id: str, name: tuple[str | None, str], arguments: str, status: str
+) -> Json:
+    """A function call item; `name`: the function's namespace (None for none) and name."""
+    namespace, function = name
+    item = {
         "id": rid,
         "type": "function_call",
         "status": status,
         "arguments": arguments,
         "call_id": call_id,
-        "name": name,
+        "name": function,
     }
+    return item if namespace is None else {**item, "namespace": namespace}
 
 
 def _text_of(content: Any) -> str:

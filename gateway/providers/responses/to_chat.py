@@ -7,11 +7,13 @@ docs/api.md ("Responses") holds the table both ways.
   `output_text` parts as text, `input_image` (a URL or data URL) as `image_url`, `input_file`
   (`file_data`) as a `file` part, `input_audio` as `input_audio`.
 - `function_call` items: the `tool_calls` of the assistant message they follow (`call_id` as
-  the call's `id`); `function_call_output`: a `tool` message (`call_id` as `tool_call_id`).
+  the call's `id`; a call to a namespace's function named as `wire.namespaced` names it);
+  `function_call_output`: a `tool` message (`call_id` as `tool_call_id`).
 - `reasoning` items: Momor's `encrypted_content` (`wire.momor_reasoning`) replayed as the next
   assistant message's `reasoning_details`; OpenAI's left out (only OpenAI can read it), its
   summary kept as that message's `reasoning`.
-- `tools` of type `function`: Chat Completions' function tools; `tool_choice` as Chat
+- `tools` of type `function`: Chat Completions' function tools; of type `namespace`, each
+  of its functions a function tool named `<namespace>__<name>`; `tool_choice` as Chat
   Completions writes it; `text.format` (`json_schema`, `json_object`): `response_format`;
   `reasoning.effort`: `reasoning_effort`; `max_output_tokens`: `max_completion_tokens`;
   `temperature`, `top_p`, `parallel_tool_calls`, `user`, `stream` as they are.
@@ -32,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.providers.contract import Json
-from gateway.providers.responses.wire import read_momor_reasoning
+from gateway.providers.responses.wire import namespaced, read_momor_reasoning
 
 ROLES = {"user": "user", "system": "system", "developer": "system", "assistant": "assistant"}
 COPIED = ("temperature", "top_p", "parallel_tool_calls", "user", "stream")
@@ -274,13 +276,13 @@ def _assistant_text(value: object, param: str) -> str:
 
 
 def _function_call(item: Json, param: str) -> Json:
+    name = _text(item.get("name"), f"{param}.name")
+    if item.get("namespace") is not None:
+        name = namespaced(_text(item["namespace"], f"{param}.namespace"), name)
     return {
         "id": _text(item.get("call_id"), f"{param}.call_id"),
         "type": "function",
-        "function": {
-            "name": _text(item.get("name"), f"{param}.name"),
-            "arguments": _text(item.get("arguments"), f"{param}.arguments"),
-        },
+        "function": {"name": name, "arguments": _text(item.get("arguments"), f"{param}.arguments")},
     }
 
 
@@ -307,17 +309,43 @@ def _tools(value: object, reasons: _Reasons) -> list[Json]:
         return []
     if not isinstance(value, list):
         raise Unreadable("'tools' must be a list of tools.", "tools")
-    out = []
+    out: list[Json] = []
     for index, tool in enumerate(value):
+        param = f"tools[{index}]"
         if not isinstance(tool, dict):
-            raise Unreadable("Each tool must be an object.", f"tools[{index}]")
-        if tool.get("type") != "function":
+            raise Unreadable("Each tool must be an object.", param)
+        if tool.get("type") == "namespace":
+            out += _namespace(tool, param, reasons)
+        elif tool.get("type") == "function":
+            out.append(_function_tool(tool, param))
+        else:
             reasons.note(f"hosted tools ({tool.get('type')})")
-            continue
-        function: Json = {"name": _text(tool.get("name"), f"tools[{index}].name")}
-        function.update({k: tool[k] for k in FUNCTION_FIELDS if tool.get(k) is not None})
-        out.append({"type": "function", "function": function})
     return out
+
+
+def _namespace(tool: Json, param: str, reasons: _Reasons) -> list[Json]:
+    """A namespace tool's functions, each named with its namespace."""
+    namespace = _text(tool.get("name"), f"{param}.name")
+    inner = tool.get("tools")
+    if not isinstance(inner, list):
+        raise Unreadable("A namespace's 'tools' must be a list of tools.", f"{param}.tools")
+    out = []
+    for index, function in enumerate(inner):
+        where = f"{param}.tools[{index}]"
+        if not isinstance(function, dict):
+            raise Unreadable("Each tool must be an object.", where)
+        if function.get("type") == "function":
+            out.append(_function_tool(function, where, namespace))
+        else:
+            reasons.note(f"hosted tools ({function.get('type')})")
+    return out
+
+
+def _function_tool(tool: Json, param: str, namespace: str | None = None) -> Json:
+    name = _text(tool.get("name"), f"{param}.name")
+    function: Json = {"name": name if namespace is None else namespaced(namespace, name)}
+    function.update({k: tool[k] for k in FUNCTION_FIELDS if tool.get(k) is not None})
+    return {"type": "function", "function": function}
 
 
 def _tool_choice(value: object, reasons: _Reasons) -> str | Json | None:

@@ -19,6 +19,9 @@ import orjson
 from gateway.providers.contract import Json, Usage, token_count
 
 RESPONSE_PREFIX = "resp_"
+NAMESPACE_SEPARATOR = "__"
+"""Joins a namespace tool's name and its function's into the one name an API without
+namespaces knows the function by (Chat Completions' names take letters, digits, `_` and `-`)."""
 MOMOR_REASONING = "momor:"
 """How the `encrypted_content` Momor writes begins: reasoning a model other than OpenAI's sent
 (Anthropic's signed thinking, Gemini's thought signatures), to be replayed to a model that
@@ -58,6 +61,28 @@ class ResponsesRequest(TypedDict, total=False):
     conversation: str | Json
     background: bool
     prompt: Json
+
+
+def namespaced(namespace: str, name: str) -> str:
+    """The name a function of a namespace tool goes by where there are no namespaces."""
+    return f"{namespace}{NAMESPACE_SEPARATOR}{name}"
+
+
+def namespaced_functions(request: ResponsesRequest) -> dict[str, tuple[str, str]]:
+    """The functions of the call's namespace tools, by the name they go by where there are no
+    namespaces: their namespace and their own name."""
+    found: dict[str, tuple[str, str]] = {}
+    for tool in request.get("tools") or ():
+        if not isinstance(tool, dict) or tool.get("type") != "namespace":
+            continue
+        namespace, inner = tool.get("name"), tool.get("tools")
+        if not isinstance(namespace, str) or not isinstance(inner, list):
+            continue
+        for function in inner:
+            name = function.get("name") if isinstance(function, dict) else None
+            if isinstance(name, str) and function.get("type") == "function":
+                found[namespaced(namespace, name)] = (namespace, name)
+    return found
 
 
 def response_id(request_id: str) -> str:

@@ -90,6 +90,27 @@ def test_reasoning_and_tool_calls_are_items_in_openai_s_order() -> None:
     assert "encrypted_content" not in without["output"][0]
 
 
+AGENTS = {
+    "type": "namespace", "name": "multi_agent_v1", "description": "Sub-agents.",
+    "tools": [{"type": "function", "name": "spawn_agent", "parameters": {"type": "object"}}],
+}  # fmt: skip
+SPAWN = {"name": "multi_agent_v1__spawn_agent", "arguments": "{}"}
+WITH_AGENTS: dict[str, Any] = {**REQUEST, "tools": [AGENTS]}
+
+
+def test_a_call_to_a_namespace_s_function_names_its_namespace() -> None:
+    message = {"role": "assistant", "content": None,
+               "tool_calls": [{"id": "call_1", "type": "function", "function": SPAWN}]}  # fmt: skip
+    out = response_of(completion(message, "tool_calls"), WITH_AGENTS, encrypted=False)
+    Response.model_validate(out)
+    assert out["output"] == [
+        {"id": f"fc_{RID}_0", "type": "function_call", "status": "completed", "arguments": "{}",
+         "call_id": "call_1", "name": "spawn_agent", "namespace": "multi_agent_v1"},
+    ]  # fmt: skip
+    alone = response_of(completion(message, "tool_calls"), REQUEST, encrypted=False)
+    assert (alone["output"][0]["name"], "namespace" in alone["output"][0]) == (SPAWN["name"], False)
+
+
 @pytest.mark.parametrize(
     ("finish", "status", "reason"),
     [("length", "incomplete", "max_output_tokens"), ("content_filter", "incomplete",
@@ -184,6 +205,20 @@ def test_reasoning_then_text_then_calls_each_close_in_turn() -> None:
         ("call_1", "f", '{"a":1}'), ("call_2", "g", "{}"),
     ]  # fmt: skip
     assert events[-1]["response"]["usage"] is None
+
+
+def test_a_streamed_call_to_a_namespace_s_function_names_its_namespace() -> None:
+    writer = ChatEvents(WITH_AGENTS, encrypted=False)
+    call = {"index": 0, "id": "call_1", "type": "function", "function": SPAWN}
+    events = writer.chunk(chunk({"tool_calls": [call]})) + writer.done()
+    for event in events:
+        EVENTS.validate_python(event)
+    added = next(e for e in events if e["type"] == "response.output_item.added")
+    assert (added["item"]["namespace"], added["item"]["name"]) == ("multi_agent_v1", "spawn_agent")
+    [done] = events[-1]["response"]["output"]
+    assert (done["namespace"], done["name"], done["arguments"]) == (
+        "multi_agent_v1", "spawn_agent", "{}",
+    )  # fmt: skip
 
 
 def test_a_finish_on_length_ends_incomplete() -> None:

@@ -89,6 +89,33 @@ def test_a_function_call_round_trip_is_an_assistant_turn_and_a_tool_message() ->
     ]  # fmt: skip
 
 
+AGENTS = {
+    "type": "namespace",
+    "name": "multi_agent_v1",
+    "description": "Tools for spawning and managing sub-agents.",
+    "tools": [{"type": "function", "name": "spawn_agent", "description": "Spawn one.",
+               "parameters": {"type": "object"}, "strict": False}],
+}  # fmt: skip
+
+
+def test_a_namespace_s_functions_are_functions_named_with_their_namespace() -> None:
+    items = [
+        {"role": "user", "content": "Spawn."},
+        {"type": "function_call", "call_id": "call_1", "namespace": "multi_agent_v1",
+         "name": "spawn_agent", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "call_1", "output": "spawned"},
+    ]  # fmt: skip
+    out = chat(input=items, tools=[AGENTS])
+    assert out["tools"] == [
+        {"type": "function", "function": {"name": "multi_agent_v1__spawn_agent",
+         "description": "Spawn one.", "parameters": {"type": "object"}, "strict": False}},
+    ]  # fmt: skip
+    assert out["messages"][1]["tool_calls"] == [
+        {"id": "call_1", "type": "function",
+         "function": {"name": "multi_agent_v1__spawn_agent", "arguments": "{}"}},
+    ]  # fmt: skip
+
+
 def test_momor_reasoning_is_replayed_and_openai_reasoning_keeps_its_summary_alone() -> None:
     items = [
         {"role": "user", "content": "q"},
@@ -170,6 +197,8 @@ def test_json_object_and_text_formats() -> None:
         ({"input": [{"role": "user", "content": [{"type": "input_file", "file_url": "u"}]}]},
          "files given by file_id or file_url"),
         ({"prompt": {"id": "pmpt_1"}}, "prompt templates ('prompt')"),
+        ({"tools": [{"type": "namespace", "name": "n",
+                     "tools": [{"type": "custom", "name": "c"}]}]}, "hosted tools (custom)"),
     ],
 )  # fmt: skip
 def test_what_only_openai_carries_is_named(request_: dict[str, Any], reason: str) -> None:
@@ -195,6 +224,9 @@ def test_what_only_openai_carries_is_named(request_: dict[str, Any], reason: str
         ({"input": "x", "instructions": 3}, "instructions"),
         ({"input": "x", "tools": {}}, "tools"),
         ({"input": "x", "tools": [{"type": "function"}]}, "tools[0].name"),
+        ({"input": "x", "tools": [{"type": "namespace", "name": "n"}]}, "tools[0].tools"),
+        ({"input": "x", "tools": [{"type": "namespace", "name": "n",
+                                   "tools": [{"type": "function"}]}]}, "tools[0].tools[0].name"),
         ({"input": "x", "tool_choice": 3}, "tool_choice"),
         ({"input": "x", "text": {"format": {"type": "yaml"}}}, "text"),
         ({"input": "x", "reasoning": "high"}, "reasoning"),
