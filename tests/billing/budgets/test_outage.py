@@ -1,0 +1,59 @@
+"""While Redis is down, each process holds calls to their budgets on its own counters: the
+spend it loads from the ledger (what was stored before the outage) and the charges of its own
+calls. Redis is a server of the test's own, killed for real."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from django.db.models import Sum
+
+from accounts.models import BudgetPeriod
+from billing.models import Generation
+from tests.billing.admission.test_admission import MINI, mini_reservation, post_raw
+from tests.billing.admission.test_fallback_admission import back_and_stored
+from tests.billing.budgets.helpers import budget, refused
+from tests.billing.budgets.test_scopes import USAGE
+from tests.billing.conftest import World, redis_of_its_own
+from tests.conftest import make_key, make_org
+from tests.gateway.calls import wait_recorded
+from tests.stores import RedisServer
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def redis_server(settings: Any) -> Iterator[RedisServer]:
+    """A Redis of the test's own; once it fails, the breaker stays open for the whole test."""
+    with redis_of_its_own(settings, cooldown=60) as server:
+        yield server
+
+
+def test_the_fallback_store_holds_a_budget_with_what_was_spent_before_the_outage(
+    world: World, redis_server: RedisServer, settings: Any
+) -> None:
+    """The key's daily budget is twice a call's worst cost and each call costs about half of
+    it: one call on Redis and two during the outage fit; the next does not, which it would
+    were the call made before the outage not counted."""
+    world.fake.script("gpt-5-mini", usage=USAGE)
+    _, size = post_raw(world, MINI, world.key)
+    worst = mini_reservation(size, 1000)
+    org = make_org("outage", credits=Decimal(10))
+    key, row = make_key(org, name="outage")
+    budget(org, BudgetPeriod.DAILY, worst * 2, key=row)
+    before, _ = post_raw(world, MINI, key)
+    assert before.status_code == 200, before.text
+    wait_recorded(before.headers["x-momor-request-id"])
+
+    redis_server.kill()
+    during = [post_raw(world, MINI, key)[0] for _ in range(3)]
+
+    assert [a.status_code for a in during] == [200, 200, 402]
+    message = refused(worst, "this key's daily budget", worst * 2, "daily")
+    assert during[2].json()["error"]["message"] == message
+    back_and_stored(redis_server, settings)
+    spent = Generation.objects.filter(api_key=row).aggregate(spent=Sum("cost"))["spent"]
+    assert spent <= worst * 2
