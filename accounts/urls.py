@@ -7,10 +7,18 @@ from django.contrib.auth.views import LoginView
 from django.urls import include, path
 
 from accounts.signin import throttled
+from accounts.sso.form_action import admits_identity_providers
+from accounts.sso.password import PasswordSignInForm
 from accounts.views import invitations, keys, members, organization, policy, provider_keys
 
 urlpatterns = [
-    path("accounts/login/", throttled(LoginView.as_view()), name="login"),
+    path(
+        "accounts/login/",
+        throttled(
+            admits_identity_providers(LoginView.as_view(authentication_form=PasswordSignInForm))
+        ),
+        name="login",
+    ),
     path("accounts/", include("django.contrib.auth.urls")),
     path("welcome/", organization.no_organization, name="no-organization"),
     path("organizations/switch/", organization.switch_organization, name="switch-organization"),

@@ -12,7 +12,7 @@ import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 
 from core.redis_client import is_cluster
-from momor import broker
+from momor import broker, identity_providers
 from momor.env import env_bool, env_decimal, env_float, env_int, env_list, env_secret, env_str
 from momor.security_headers import POLICY as CSP_DEFAULT
 from momor.security_headers import proxy_ssl_header
@@ -49,12 +49,20 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
+    # single sign-on: django-allauth's OpenID Connect provider (allauth's socialaccount needs
+    # the sites framework)
+    "django.contrib.sites",
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.openid_connect",
     "rest_framework",
     "drf_spectacular",
     "channels",
     "accounts",
     "gateway",
     "billing",
+    "accounts.sso",
 ]
 
 MIDDLEWARE = [
@@ -65,6 +73,7 @@ MIDDLEWARE = [
     "momor.nul_guard.NulGuard",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -361,3 +370,16 @@ for _name in [
 ]:
     if globals()[_name] < 1:
         raise ImproperlyConfigured(f"{_name} must be at least 1")
+
+# Single sign-on (docs/operations.md, "Single sign-on"): the OpenID Connect identity providers
+# from MOMOR_SSO_PROVIDERS, through django-allauth; allauth signs up nobody with a password,
+# asks for no e-mail confirmation of its own (the provider's email_verified claim is what
+# counts) and keeps no provider's tokens.
+SITE_ID = 1
+SOCIALACCOUNT_PROVIDERS = {"openid_connect": {"APPS": identity_providers.from_environment()}}
+SOCIALACCOUNT_ADAPTER = "accounts.sso.adapters.SocialAccountAdapter"
+ACCOUNT_ADAPTER = "accounts.sso.adapters.AccountAdapter"
+SOCIALACCOUNT_EMAIL_AUTHENTICATION = True
+SOCIALACCOUNT_EMAIL_AUTHENTICATION_AUTO_CONNECT = True
+SOCIALACCOUNT_STORE_TOKENS = False
+ACCOUNT_EMAIL_VERIFICATION = "none"

@@ -23,6 +23,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/manage/", include("momor.api_urls")),
     path("", include("gateway.urls")),
+    path("", include("accounts.sso.urls")),
     path("", include("accounts.urls")),
     path("", include("billing.urls")),
 ]

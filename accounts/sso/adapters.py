@@ -1,0 +1,43 @@
+"""How django-allauth behaves in Momor. Identity providers come from the environment alone
+(momor/identity_providers.py: no client secret in the database). Nobody signs up with a
+password through allauth (Momor's own sign-in and invitations make password accounts);
+someone new signs up through an identity provider only with an address it vouches for on a
+domain an organization has verified, and an existing account is the one signed in when its
+address is such an address (never an operator's staff account)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from allauth.account.adapter import DefaultAccountAdapter
+from allauth.socialaccount.adapter import DefaultSocialAccountAdapter
+from allauth.socialaccount.models import SocialApp, SocialLogin
+from django.http import HttpRequest
+
+from accounts.sso.joining import joinable_domains, vouched_addresses
+
+
+class AccountAdapter(DefaultAccountAdapter):  # type: ignore[misc]  # allauth is untyped: its class is Any
+    def is_open_for_signup(self, request: HttpRequest) -> bool:
+        return False
+
+
+class SocialAccountAdapter(DefaultSocialAccountAdapter):  # type: ignore[misc]  # allauth is untyped: its class is Any
+    def list_apps(
+        self, request: HttpRequest | None, provider: str | None = None, client_id: str | None = None
+    ) -> list[SocialApp]:
+        """The apps of SOCIALACCOUNT_PROVIDERS alone (unsaved rows), none of the database's."""
+        apps = super().list_apps(request, provider=provider, client_id=client_id)
+        return [app for app in apps if app.pk is None]
+
+    def is_open_for_signup(self, request: HttpRequest, sociallogin: SocialLogin) -> bool:
+        return bool(joinable_domains(vouched_addresses(sociallogin)))
+
+    def can_authenticate_by_email(self, login: SocialLogin, email: str) -> bool:
+        return bool(joinable_domains([email]))
+
+    def authenticate_by_email(self, sociallogin: SocialLogin) -> Any:
+        found = super().authenticate_by_email(sociallogin)
+        if found is not None and (found[0].is_staff or found[0].is_superuser):
+            return None
+        return found

@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class SingleSignOnConfig(AppConfig):
+    name = "accounts.sso"
+    label = "sso"
+    verbose_name = "Single sign-on"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from allauth.account.signals import user_logged_in
+
+        from accounts.sso.joining import join_on_sign_in
+
+        user_logged_in.connect(join_on_sign_in, dispatch_uid="momor-sso-join")

@@ -1,0 +1,83 @@
+"""An organization's e-mail domains, verified by an operator, whose people join it by signing
+in through an identity provider; and whether it requires single sign-on of its members."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from accounts.models import Organization, Role
+
+
+class EmailDomainQuerySet(models.QuerySet["EmailDomain"]):
+    def verified(self) -> EmailDomainQuerySet:
+        return self.filter(verified_at__isnull=False)
+
+
+class EmailDomain(models.Model):
+    """A domain an organization's owner claims. Once an operator has verified that the
+    organization holds it (the admin's Single sign-on > E-mail domains), whoever signs in
+    through an identity provider with an address on it, which the provider says is verified,
+    joins the organization with `role`. A domain is verified for one organization at most."""
+
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="email_domains"
+    )
+    domain = models.CharField(max_length=253, help_text="As in an address: example.com.")
+    role = models.CharField(
+        max_length=10,
+        choices=Role.choices,
+        default=Role.MEMBER,
+        help_text="The role of whoever joins by signing in with an address on this domain.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    verified_at = models.DateTimeField(null=True, blank=True)
+
+    objects = EmailDomainQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["domain"]
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "domain"], name="one_claim_per_org"),
+            models.UniqueConstraint(
+                fields=["domain"],
+                condition=Q(verified_at__isnull=False),
+                name="verified_for_one_org",
+            ),
+        ]
+        verbose_name = "e-mail domain"
+
+    def __str__(self) -> str:
+        return f"{self.domain} ({self.organization})"
+
+    def verify(self) -> None:
+        if self.verified_at is None:
+            self.verified_at = timezone.now()
+            self.save(update_fields=["verified_at"])
+
+
+class SignInPolicy(models.Model):
+    """How an organization's members sign in: with `sso_required`, only through an identity
+    provider; the password path refuses them."""
+
+    organization = models.OneToOneField(
+        Organization, on_delete=models.CASCADE, primary_key=True, related_name="sign_in_policy"
+    )
+    sso_required = models.BooleanField(
+        default=False,
+        help_text="Members sign in through an identity provider alone, never with a password.",
+    )
+
+    class Meta:
+        verbose_name_plural = "sign-in policies"
+
+    def __str__(self) -> str:
+        return f"{self.organization}: {'SSO required' if self.sso_required else 'any sign-in'}"
+
+
+def sso_required_for(user_id: int) -> bool:
+    """Whether an organization the user belongs to requires single sign-on."""
+    return SignInPolicy.objects.filter(
+        sso_required=True, organization__memberships__user_id=user_id
+    ).exists()

@@ -1,0 +1,16 @@
+"""Single sign-on's routes under accounts/: each identity provider's sign-in and callback
+(`accounts/oidc/<provider id>/login/` and `.../login/callback/`, the redirect URI to register
+with it) and allauth's pages for a sign-in cancelled or failed."""
+
+from __future__ import annotations
+
+from allauth.socialaccount import views
+from allauth.socialaccount.providers.openid_connect.urls import urlpatterns as openid_connect
+from django.urls import include, path
+
+urlpatterns = [
+    path("accounts/", include(openid_connect)),
+    path("accounts/sso/cancelled/", views.login_cancelled, name="socialaccount_login_cancelled"),
+    path("accounts/sso/error/", views.login_error, name="socialaccount_login_error"),
+    path("accounts/sso/signup/", views.signup, name="socialaccount_signup"),
+]

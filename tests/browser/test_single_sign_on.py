@@ -1,0 +1,138 @@
+"""Single sign-on in Chromium against a real OpenID Connect identity provider on loopback (npm's
+oidc-provider, tests/identity_provider.py), configured as an operator does, from the
+environment: signing in on the provider's own pages, joining by a verified domain with its
+role, and an organization that requires single sign-on refusing its members the password path
+while the sign-in throttle still counts their attempts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+from playwright.sync_api import Page, expect
+
+from accounts.models import Membership, Organization, Role
+from accounts.sso.models import EmailDomain, SignInPolicy
+from momor import identity_providers
+from tests.conftest import make_org, make_user
+from tests.gateway.conftest import World
+from tests.identity_provider import identity_provider
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+CLIENT_ID = "momor-test"
+SECRET = "a-client-secret-of-the-test-identity-provider"
+PEOPLE = {
+    "dana": {"email": "dana@acme.test", "email_verified": True, "name": "Dana"},
+    "frank": {"email": "frank@acme.test", "email_verified": True, "name": "Frank"},
+    "erin": {"email": "erin@acme.test", "email_verified": False, "name": "Erin"},
+    "olga": {"email": "olga@elsewhere.test", "email_verified": True, "name": "Olga"},
+}
+
+
+@pytest.fixture
+def issuer(world: World, settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The identity provider, configured for Momor from the environment as `acme-idp`."""
+    callback = f"{world.url}/accounts/oidc/acme-idp/login/callback/"
+    client = {"client_id": CLIENT_ID, "client_secret": SECRET, "redirect_uris": [callback]}
+    with identity_provider(client, PEOPLE) as url:
+        monkeypatch.setenv("MOMOR_SSO_PROVIDERS", "acme-idp")
+        monkeypatch.setenv("MOMOR_SSO_ACME_IDP_NAME", "Acme Identity")
+        monkeypatch.setenv("MOMOR_SSO_ACME_IDP_ISSUER", url)
+        monkeypatch.setenv("MOMOR_SSO_ACME_IDP_CLIENT_ID", CLIENT_ID)
+        monkeypatch.setenv("MOMOR_SSO_ACME_IDP_SECRET", SECRET)
+        apps = identity_providers.from_environment()
+        settings.SOCIALACCOUNT_PROVIDERS = {"openid_connect": {"APPS": apps}}
+        yield url
+
+
+def verified_domain(org: Organization, domain: str, role: Role) -> EmailDomain:
+    return EmailDomain.objects.create(
+        organization=org, domain=domain, role=role, verified_at=timezone.now()
+    )
+
+
+def sign_in_at_provider(page: Page, login: str) -> None:
+    """From Momor's sign-in page, through the provider's own login and consent pages."""
+    page.goto("/accounts/login/")
+    page.get_by_role("button", name="Sign in with Acme Identity").click()
+    page.locator("input[name=login]").fill(login)
+    page.locator("input[name=password]").fill("any password the provider takes")
+    page.get_by_role("button", name="Sign-in").click()
+    page.get_by_role("button", name="Continue").click()
+
+
+def password_sign_in(page: Page, username: str) -> None:
+    page.goto("/accounts/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(f"{username}-pass-123!")
+    page.get_by_role("button", name="Sign in", exact=True).click()
+
+
+def test_a_person_signs_in_through_the_provider_and_joins_by_verified_domain_with_its_role(
+    page: Page, world: World, issuer: str
+) -> None:
+    verified_domain(world.org, "acme.test", Role.ADMIN)
+
+    sign_in_at_provider(page, "dana")
+
+    expect(page).to_have_url(f"{world.url}/")
+    expect(page.locator(".me .who span")).to_have_text("Admin")
+    expect(page.locator("nav").get_by_role("link", name="Members")).to_be_visible()
+    dana = get_user_model().objects.get(email="dana@acme.test")
+    assert list(Membership.objects.filter(user=dana).values_list("organization", "role")) == [
+        (world.org.pk, Role.ADMIN)
+    ]
+    assert dana.socialaccount_set.get().provider == "acme-idp"
+
+
+def test_an_address_the_provider_has_not_verified_or_on_no_verified_domain_joins_nothing(
+    page: Page, world: World, issuer: str
+) -> None:
+    verified_domain(world.org, "acme.test", Role.MEMBER)
+    EmailDomain.objects.create(organization=world.org, domain="elsewhere.test")
+
+    for login in ["erin", "olga"]:
+        sign_in_at_provider(page, login)
+        expect(page.locator("#signup-closed")).to_contain_text("no organization here admits")
+        page.context.clear_cookies()
+
+    assert not get_user_model().objects.filter(email__in=["erin@acme.test", "olga@elsewhere.test"])
+    assert not Membership.objects.exclude(organization=world.org).exists()
+
+
+def test_an_organization_that_requires_sso_refuses_its_members_the_password_path(
+    page: Page, world: World, issuer: str, settings: Any
+) -> None:
+    verified_domain(world.org, "acme.test", Role.MEMBER)
+    SignInPolicy.objects.create(organization=world.org, sso_required=True)
+    frank = make_user("frank", world.org, Role.ADMIN)
+    frank.email = "frank@acme.test"
+    frank.save()
+    make_user("gus", make_org("globex"), Role.OWNER)
+
+    password_sign_in(page, "frank")
+    expect(page.locator("#sso-required")).to_have_text(
+        "Your organization requires single sign-on: sign in with your identity provider, "
+        "not with a password."
+    )
+    assert page.url == f"{world.url}/accounts/login/"
+
+    password_sign_in(page, "gus")
+    expect(page.locator(".me .who strong")).to_have_text("gus")
+    page.context.clear_cookies()
+
+    sign_in_at_provider(page, "frank")
+    expect(page.locator(".me .who strong")).to_have_text("frank")
+    expect(page.locator(".me .who span")).to_have_text("Admin")
+    assert Membership.objects.get(user=frank).role == Role.ADMIN
+    page.context.clear_cookies()
+
+    for _ in range(settings.MOMOR_SIGNIN_FAILURES - 1):
+        password_sign_in(page, "frank")
+        expect(page.locator("#sso-required")).to_be_visible()
+    password_sign_in(page, "frank")
+    expect(page.locator("#throttled")).to_be_visible()
