@@ -89,3 +89,26 @@ def test_claude_code_reads_the_file_with_its_tool_and_answers(
     served = [r for r in records if r.status == "success"]
     assert [(r.model, r.provider, r.streamed) for r in served] == [(model, provider, True)] * 2
     assert_priced(served, PRICES[model])
+
+
+def test_claude_code_loads_a_deferred_tool_on_a_model_anthropic_does_not_serve(
+    world: World, tmp_path: Path
+) -> None:
+    task = Task.make(tmp_path)
+    search = {
+        "id": "toolu_search",
+        "name": "ToolSearch",
+        "arguments": json.dumps({"query": "select:WebFetch"}),
+    }
+    world.fake.script(OPENAI_UPSTREAM, tool_round_trip=True, tool_calls=[search], text=task.answer)
+
+    done = claude_code(world, task, ON_OPENAI, tmp_path / "home")
+
+    assert done.status == 0, done.report
+    assert json.loads(done.stdout)["result"] == task.answer, done.report
+    first, then = upstream_bodies(world.fake, OPENAI_UPSTREAM)
+    assert "WebFetch" not in tool_names(first), done.report
+    assert "WebFetch" in tool_names(then), done.report
+    assert tool_results(then) == {"toolu_search": "WebFetch"}, done.report
+    records = billed_records(world)
+    assert [(r.api, r.status) for r in records] == [("messages", "success")] * 2, done.report

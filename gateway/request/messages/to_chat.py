@@ -6,10 +6,11 @@ such a call (each other one fails its try as "cannot carry the call").
 Each Messages field as Chat Completions carries it (the full table is docs/api.md's):
 
 - `system` (a string, or text blocks joined by a newline): a first `system` message;
-- a user turn: its `tool_result` blocks as `tool` messages (text blocks joined; `is_error`
-  is not carried), then its other blocks as one `user` message: text (one text block as a
-  string), `image` (base64 as a data URL, or url) as `image_url`, `document` (a base64 PDF as
-  a `file` with `file_data`; plain text or content blocks as text);
+- a user turn: its `tool_result` blocks as `tool` messages (text blocks joined, a
+  `tool_reference` as the name of the tool it loads; `is_error` is not carried), then its
+  other blocks as one `user` message: text (one text block as a string), `image` (base64 as
+  a data URL, or url) as `image_url`, `document` (a base64 PDF as a `file` with
+  `file_data`; plain text or content blocks as text);
 - an assistant turn: text as `content`, `tool_use` as `tool_calls` (input as JSON
   arguments), `thinking` and `redacted_thinking` as `reasoning_details` entries holding their
   signature or data (as Anthropic's adapter reads and replays them);
@@ -20,9 +21,10 @@ Each Messages field as Chat Completions carries it (the full table is docs/api.m
   all but the last `keep` assistant turns (`thinking_turns`; none cleared for `all` or no
   `keep`);
 - `max_tokens`, `temperature`, `top_p` as they are; `stop_sequences` as `stop`;
-- `tools` (custom ones) as functions (`input_schema` as `parameters`); `tool_choice` auto,
-  any, tool, none as auto, required, the function, none; `disable_parallel_tool_use` as
-  `parallel_tool_calls: false`;
+- `tools` (custom ones) as functions (`input_schema` as `parameters`), a deferred one
+  (`defer_loading`) once a tool result's `tool_reference` has loaded it; `tool_choice`
+  auto, any, tool, none as auto, required, the function, none; `disable_parallel_tool_use`
+  as `parallel_tool_calls: false`;
 - `thinking` enabled as `reasoning.max_tokens` (its budget), disabled as `reasoning.enabled:
   false`; `output_config.effort` as `reasoning.effort` (max as xhigh); `output_config.format`
   (json_schema) as `response_format`;
@@ -51,6 +53,7 @@ TOOL_CHOICES = {"auto": "auto", "any": "required", "none": "none"}
 SERVICE_TIERS = {"auto": "auto", "standard_only": "default"}
 UNCARRIED_FIELDS = ("container", "mcp_servers")
 CLEAR_THINKING = "clear_thinking_20251015"
+REFERENCE = "tool_reference"
 PDF = "application/pdf"
 
 
@@ -217,13 +220,16 @@ def tool_message(block: Json, notes: _Notes) -> Json:
 
 
 def _text_of(content: str | list[Any], notes: _Notes) -> str:
-    """Text blocks' text, joined; any other block cannot be carried where only text goes."""
+    """Text blocks' text and the names of the tools `tool_reference` blocks load, joined; any
+    other block cannot be carried where only text goes."""
     if isinstance(content, str):
         return content
     texts: list[str] = []
     for block in content:
         if isinstance(block, dict) and block.get("type") == "text":
             texts.append(str(block.get("text") or ""))
+        elif isinstance(block, dict) and block.get("type") == REFERENCE:
+            texts.append(str(block.get("tool_name") or ""))
         else:
             kind = block.get("type") if isinstance(block, dict) else "non-block"
             notes.cannot_carry(f"a {kind} block in a tool result or document")
@@ -287,7 +293,10 @@ def _ceiling_and_sampling(body: Json, out: Json) -> None:
 
 def _tools(body: Json, out: Json, notes: _Notes) -> None:
     functions = []
+    loaded = _loaded(body["messages"])
     for tool in body.get("tools") or ():
+        if tool.get("defer_loading") is True and tool["name"] not in loaded:
+            continue
         if tool.get("type") in (None, "custom"):
             functions.append(function_tool(tool))
         else:
@@ -304,6 +313,23 @@ def _tools(body: Json, out: Json, notes: _Notes) -> None:
         out["tool_choice"] = TOOL_CHOICES[choice["type"]]
     if choice.get("disable_parallel_tool_use") is True:
         out["parallel_tool_calls"] = False
+
+
+def _loaded(messages: list[Json]) -> set[str]:
+    """The deferred tools the conversation has loaded: those its tool results reference."""
+    return {
+        str(inner.get("tool_name"))
+        for message in messages
+        for block in _blocks(message)
+        if block["type"] == "tool_result"
+        for inner in _blocks(block)
+        if isinstance(inner, dict) and inner.get("type") == REFERENCE
+    }
+
+
+def _blocks(holder: Json) -> list[Any]:
+    content = holder.get("content")
+    return content if isinstance(content, list) else []
 
 
 def function_tool(tool: Json) -> Json:

@@ -1,8 +1,9 @@
 """POST /v1/messages with what Claude Code sends beside a plain call, over HTTP: a
-mid-conversation system turn (`role: system` among the messages) and context editing that
-clears thinking (`context_management`, beta `context-management-2025-06-27`). Anthropic is sent
-both as written and answers for them; a translated offering is sent the system turn as a
-system message in its place, and the edit done on what it is sent."""
+mid-conversation system turn (`role: system` among the messages), context editing that clears
+thinking (`context_management`, beta `context-management-2025-06-27`), and deferred tools its
+ToolSearch loads (`defer_loading`, `tool_reference`). Anthropic is sent them as written and
+answers for them; a translated offering is sent the system turn as a system message in its
+place, the edit done on what it is sent, and a deferred tool once a tool result loads it."""
 
 from __future__ import annotations
 
@@ -66,3 +67,31 @@ def test_an_edit_a_translated_offering_cannot_make_leaves_the_call_to_anthropic(
     message = error_of(post(world, body), 422, "invalid_request_error")
     assert "context_management's clear_tool_uses_20250919 edit" in message
     assert world.fake.requests("gpt-5") == []
+
+
+def test_a_translated_offering_is_sent_a_deferred_tool_once_it_is_loaded(world: World) -> None:
+    world.fake.script("gpt-5", text="Fetching.")
+    schema = {"type": "object"}
+    tools = [
+        {"name": "ToolSearch", "input_schema": schema},
+        {"name": "WebFetch", "input_schema": schema, "defer_loading": True},
+        {"name": "DeferredToolPlaceholder", "input_schema": schema, "defer_loading": True},
+    ]
+    search = {"type": "tool_use", "id": "toolu_1", "name": "ToolSearch",
+              "input": {"query": "select:WebFetch"}}  # fmt: skip
+    loaded = {"type": "tool_result", "tool_use_id": "toolu_1",
+              "content": [{"type": "tool_reference", "tool_name": "WebFetch"}]}  # fmt: skip
+    messages = [
+        {"role": "user", "content": "Fetch the page."},
+        {"role": "assistant", "content": [search]},
+        {"role": "user", "content": [loaded, {"type": "text", "text": "Tool loaded."}]},
+    ]
+    body = {"model": GPT5_ID, "max_tokens": 100, "messages": messages, "tools": tools}
+    response = post(world, body, **{"anthropic-beta": "advanced-tool-use-2025-11-20"})
+    assert response.status_code == 200, response.text
+    [sent] = world.fake.requests("gpt-5")
+    assert [t["function"]["name"] for t in sent["body"]["tools"]] == ["ToolSearch", "WebFetch"]
+    assert sent["body"]["messages"][2:] == [
+        {"role": "tool", "tool_call_id": "toolu_1", "content": "WebFetch"},
+        {"role": "user", "content": "Tool loaded."},
+    ]

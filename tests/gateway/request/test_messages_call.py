@@ -234,6 +234,26 @@ def test_an_assistant_turn_keeps_its_thinking_text_and_tool_calls() -> None:
     }
 
 
+def test_a_deferred_tool_is_sent_once_a_tool_result_has_loaded_it() -> None:
+    deferred = [{"name": n, "input_schema": {"type": "object"}, "defer_loading": True}
+                for n in ("WebFetch", "Placeholder")]  # fmt: skip
+    search = {"name": "ToolSearch", "input_schema": {"type": "object"}}
+    call = {"type": "tool_use", "id": "t1", "name": "ToolSearch", "input": {"query": "web"}}
+    loaded = {"type": "tool_result", "tool_use_id": "t1",
+              "content": [{"type": "tool_reference", "tool_name": "WebFetch"}]}  # fmt: skip
+    before = translated(tools=[search, *deferred])
+    assert [t["function"]["name"] for t in before["tools"]] == ["ToolSearch"]
+    turns = [*HI, {"role": "assistant", "content": [call]}, {"role": "user", "content": [loaded]}]
+    after = chat_request({"max_tokens": 10, "messages": turns, "tools": [search, *deferred]})
+    assert after.uncarried == ""
+    assert [t["function"]["name"] for t in after.request["tools"]] == ["ToolSearch", "WebFetch"]
+    assert after.request["messages"][-1] == {
+        "role": "tool",
+        "tool_call_id": "t1",
+        "content": "WebFetch",
+    }
+
+
 def test_tools_and_tool_choice() -> None:
     tools = [{"name": "weather", "description": "The weather.", "input_schema": {"type": "object"},
               "cache_control": {"type": "ephemeral"}}]  # fmt: skip
