@@ -41,6 +41,8 @@ class EmailDomainAdmin(admin.ModelAdmin[EmailDomain]):
                     f"{domain.domain} is already verified for another organization.",
                     messages.ERROR,
                 )
+            else:
+                self.message_user(request, f"Verified {domain.domain} for {domain.organization}.")
 
 
 @admin.register(SignInPolicy)

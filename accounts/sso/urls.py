@@ -1,6 +1,6 @@
-"""Single sign-on's routes under accounts/: each identity provider's sign-in and callback
+"""Single sign-on's routes: under accounts/, each identity provider's sign-in and callback
 (`accounts/oidc/<provider id>/login/` and `.../login/callback/`, the redirect URI to register
-with it) and allauth's pages for a sign-in cancelled or failed."""
+with it) and allauth's pages for a sign-in cancelled or failed; the owner's page, sso/."""
 
 from __future__ import annotations
 
@@ -8,9 +8,14 @@ from allauth.socialaccount import views
 from allauth.socialaccount.providers.openid_connect.urls import urlpatterns as openid_connect
 from django.urls import include, path
 
+from accounts.sso import views as pages
+
 urlpatterns = [
     path("accounts/", include(openid_connect)),
     path("accounts/sso/cancelled/", views.login_cancelled, name="socialaccount_login_cancelled"),
     path("accounts/sso/error/", views.login_error, name="socialaccount_login_error"),
     path("accounts/sso/signup/", views.signup, name="socialaccount_signup"),
+    path("sso/", pages.single_sign_on, name="single-sign-on"),
+    path("sso/policy/", pages.sign_in_policy, name="sso-policy"),
+    path("sso/domains/<int:pk>/remove/", pages.domain_remove, name="sso-domain-remove"),
 ]

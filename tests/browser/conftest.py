@@ -70,7 +70,7 @@ def sign_in(page: Page, username: str) -> None:
     page.goto("/accounts/login/")
     page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill(f"{username}-pass-123!")
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
     expect(page.locator(".topbar h1")).to_be_visible()
 
 

@@ -1,8 +1,9 @@
 """Single sign-on in Chromium against a real OpenID Connect identity provider on loopback (npm's
 oidc-provider, tests/identity_provider.py), configured as an operator does, from the
 environment: signing in on the provider's own pages, joining by a verified domain with its
-role, and an organization that requires single sign-on refusing its members the password path
-while the sign-in throttle still counts their attempts."""
+role, an owner claiming a domain that an operator verifies in the admin and requiring single
+sign-on, and an organization that requires it refusing its members the password path while the
+sign-in throttle still counts their attempts."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from playwright.sync_api import Page, expect
 from accounts.models import Membership, Organization, Role
 from accounts.sso.models import EmailDomain, SignInPolicy
 from momor import identity_providers
+from tests.browser.conftest import sign_in
 from tests.conftest import make_org, make_user
 from tests.gateway.conftest import World
 from tests.identity_provider import identity_provider
@@ -136,3 +138,59 @@ def test_an_organization_that_requires_sso_refuses_its_members_the_password_path
         expect(page.locator("#sso-required")).to_be_visible()
     password_sign_in(page, "frank")
     expect(page.locator("#throttled")).to_be_visible()
+
+
+def test_an_owner_claims_a_domain_an_operator_verifies_it_and_people_join_by_it(
+    page: Page, world: World, issuer: str
+) -> None:
+    make_user("alice", world.org, Role.OWNER)
+    sign_in(page, "alice")
+    page.goto("/sso/")
+    page.get_by_label("Domain").fill("Acme.Test")
+    page.get_by_label("Role").select_option("owner")
+    page.get_by_role("button", name="Claim").click()
+    row = page.locator("#domains tbody tr")
+    expect(row).to_have_count(1)
+    expect(row).to_contain_text("acme.test")
+    expect(row).to_contain_text("waiting for an operator")
+
+    page.get_by_label("Require single sign-on").check()
+    page.get_by_role("button", name="Save policy").click()
+    expect(page.locator(".field.invalid .error")).to_have_text(
+        "Sign in through your identity provider once before requiring it."
+    )
+    assert not SignInPolicy.objects.filter(sso_required=True).exists()
+
+    sign_in_at_provider(page, "dana")
+    expect(page.locator("#signup-closed")).to_be_visible()
+    page.context.clear_cookies()
+
+    operator_verifies(page, "acme.test")
+    page.context.clear_cookies()
+
+    sign_in_at_provider(page, "dana")
+    expect(page.locator(".me .who strong")).to_have_text("dana")
+    expect(page.locator(".me .who span")).to_have_text("Owner")
+    page.goto("/sso/")
+    expect(page.locator("#domains tbody tr")).not_to_contain_text("waiting for an operator")
+    page.get_by_label("Require single sign-on").check()
+    page.get_by_role("button", name="Save policy").click()
+    expect(page.locator(".flash.success")).to_have_text("Sign-in policy saved.")
+    page.context.clear_cookies()
+
+    password_sign_in(page, "alice")
+    expect(page.locator("#sso-required")).to_be_visible()
+
+
+def operator_verifies(page: Page, domain: str) -> None:
+    """An operator signs in to the admin and runs the verify action on the domain."""
+    get_user_model().objects.create_superuser("root", "root@example.com", "root-pass-123!")
+    page.goto("/admin/login/")
+    page.get_by_label("Username").fill("root")
+    page.get_by_label("Password").fill("root-pass-123!")
+    page.get_by_role("button", name="Log in").click()
+    page.goto("/admin/sso/emaildomain/")
+    page.get_by_role("row", name=domain).get_by_role("checkbox").check()
+    page.locator("select[name=action]").select_option("verify")
+    page.get_by_role("button", name="Go").click()
+    expect(page.locator(".messagelist")).to_have_text(f"Verified {domain} for acme.")
