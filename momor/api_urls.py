@@ -8,11 +8,14 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from accounts.api import ApiKeyDetail, ApiKeyList, ApiKeyRevoke
 from billing.api import Credits, Generations, Ledger
+from billing.budget_api import BudgetDetail, BudgetList
 
 urlpatterns = [
     path("keys/", ApiKeyList.as_view(), name="api-keys"),
     path("keys/<int:pk>/", ApiKeyDetail.as_view(), name="api-key"),
     path("keys/<int:pk>/revoke/", ApiKeyRevoke.as_view(), name="api-key-revoke"),
+    path("budgets/", BudgetList.as_view(), name="api-budgets"),
+    path("budgets/<int:pk>/", BudgetDetail.as_view(), name="api-budget"),
     path("credits/", Credits.as_view(), name="api-credits"),
     path("ledger/", Ledger.as_view(), name="api-ledger"),
     path("generations/", Generations.as_view(), name="api-generations"),

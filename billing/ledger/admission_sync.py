@@ -6,13 +6,12 @@ from __future__ import annotations
 import logging
 import threading
 from datetime import datetime, timedelta
-from decimal import Decimal
 
-from django.db.models import Max, Sum
+from django.db.models import Max
 from django.utils import timezone
 
 from accounts.models import ApiKey, Budget, BudgetScope, Organization
-from accounts.periods import ALL_TIME, Meter, Window, window
+from accounts.periods import ALL_TIME, Meter, Window
 from billing.admission.operations import (
     AdmissionStore,
     KeySpend,
@@ -22,8 +21,9 @@ from billing.admission.operations import (
     store,
 )
 from billing.calls.cost import to_units
+from billing.ledger.budget_spend import meter_of, spent
 from billing.ledger.posting import charge_key
-from billing.models import DailyRollup, LedgerEntry
+from billing.models import LedgerEntry
 from core.breaker import REDIS, REDIS_DOWN
 
 log = logging.getLogger(__name__)
@@ -61,7 +61,7 @@ def meter_spends_sync(target: AdmissionStore, meters: list[tuple[int, Meter]]) -
     held = target.keys_unposted(names)
     posted = _posted({rid for rids in held for rid in rids})
     target.set_key_spends([
-        KeySpend(org_id, meter.name, _spent(org_id, meter),
+        KeySpend(org_id, meter.name, to_units(spent(org_id, meter)),
                  tuple(rid for rid in rids if rid in posted), _expires_ms(meter.window))
         for (org_id, meter), rids in zip(meters, held, strict=True)
     ])  # fmt: skip
@@ -73,20 +73,6 @@ def _posted(request_ids: set[str]) -> set[str]:
     found = LedgerEntry.objects.filter(idempotency_key__in=keys)
     return {key.removeprefix("charge:") for key in found.values_list("idempotency_key", flat=True)
             if key is not None}  # fmt: skip
-
-
-def _spent(org_id: int, meter: Meter) -> int:
-    """What the daily usage holds of the meter's scope in its window. A member's is that of the
-    keys they created."""
-    rows = DailyRollup.objects.filter(organization_id=org_id)
-    if meter.scope == BudgetScope.KEY:
-        rows = rows.filter(api_key_id=meter.scope_id)
-    elif meter.scope == BudgetScope.MEMBER:
-        created = ApiKey.objects.filter(organization_id=org_id, created_by_id=meter.scope_id)
-        rows = rows.filter(api_key_id__in=created.values("id"))
-    if meter.window.start is not None:
-        rows = rows.filter(day__gte=meter.window.start, day__lt=meter.window.end)
-    return to_units(rows.aggregate(spent=Sum("cost"))["spent"] or Decimal(0))
 
 
 def _expires_ms(window: Window) -> int:
@@ -106,18 +92,8 @@ def limited_meters(org_ids: list[int], now: datetime) -> list[tuple[int, Meter]]
     budgets = Budget.objects.filter(organization_id__in=org_ids).exclude(
         api_key__revoked_at__isnull=False
     )
-    for budget in budgets:
-        meter = Meter(budget.scope, _scope_id(budget), window(budget.period, now))
-        meters.append((budget.organization_id, meter))
+    meters += [(budget.organization_id, meter_of(budget, now)) for budget in budgets]
     return list(dict.fromkeys(meters))
-
-
-def _scope_id(budget: Budget) -> int:
-    if budget.scope == BudgetScope.KEY and budget.api_key_id is not None:
-        return budget.api_key_id
-    if budget.scope == BudgetScope.MEMBER and budget.member_id is not None:
-        return budget.member_id
-    return budget.organization_id
 
 
 def key_tag(key_id: int | None, user_id: int | None = None) -> str:

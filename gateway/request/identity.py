@@ -15,6 +15,7 @@ from django.db.models import Q
 
 from accounts.models import ApiKey, Budget, KeyKind, Organization, SavedKey, creator_holds
 from accounts.secrets import UnreadableSecret
+from billing.ledger.budget_spend import scope_id
 
 log = logging.getLogger(__name__)
 
@@ -171,8 +172,7 @@ def _load_orgs(org_ids: list[int]) -> dict[int, OrgInfo]:
 
 
 def _budget_info(budget: Budget) -> BudgetInfo:
-    scope_id = budget.api_key_id or budget.member_id or budget.organization_id
-    return BudgetInfo(budget.scope, scope_id, budget.period, budget.amount)
+    return BudgetInfo(budget.scope, scope_id(budget), budget.period, budget.amount)
 
 
 # Saved keys already reported unreadable, by (id, last change): each is logged once, not on

@@ -1,0 +1,140 @@
+"""Management API for the organization's budgets (owners and admins, and management keys):
+list them with what each has spent in its current window, set one (a key's, a member's, or
+the organization's, for a period), change its amount, lift it."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db.models import QuerySet
+from django.utils import timezone
+from rest_framework import generics, serializers, status
+from rest_framework.authentication import SessionAuthentication
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from accounts.api_auth import HasOrganization, ManagementKeyAuthentication, access_on
+from accounts.budgets import budget_set
+from accounts.models import ApiKey, Budget, BudgetPeriod, Organization, Role
+from accounts.services import AccountError
+from billing.ledger.budget_spend import meter_of, spent
+from core.formatting import money
+
+AUTH = [ManagementKeyAuthentication, SessionAuthentication]
+
+
+class BudgetSerializer(serializers.ModelSerializer[Budget]):
+    """A budget and where it stands in its current window: `spent` as the stored records
+    hold it (calls under way and those not stored yet are not in it)."""
+
+    key = serializers.IntegerField(source="api_key_id", read_only=True)
+    member = serializers.IntegerField(source="member_id", read_only=True)
+    spent = serializers.SerializerMethodField()
+    remaining = serializers.SerializerMethodField()
+    resets_at = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Budget
+        fields = ["id", "scope", "key", "member", "period", "amount", "spent", "remaining",
+                  "resets_at"]  # fmt: skip
+        read_only_fields = fields
+
+    def get_spent(self, budget: Budget) -> str:
+        return money(spent(budget.organization_id, meter_of(budget, timezone.now())))
+
+    def get_remaining(self, budget: Budget) -> str:
+        used = spent(budget.organization_id, meter_of(budget, timezone.now()))
+        return money(max(budget.amount - used, Decimal(0)))
+
+    def get_resets_at(self, budget: Budget) -> str | None:
+        resets = meter_of(budget, timezone.now()).window.resets_at
+        return resets.isoformat().replace("+00:00", "Z") if resets else None
+
+
+class BudgetInput(serializers.Serializer[Any]):
+    """A budget to set: a key's (`key`), a member's (`member`, their user id), or with neither
+    the organization's."""
+
+    key = serializers.IntegerField(required=False, allow_null=True)
+    member = serializers.IntegerField(required=False, allow_null=True)
+    period = serializers.ChoiceField(choices=BudgetPeriod.choices)
+    amount = serializers.DecimalField(max_digits=18, decimal_places=9, min_value=0)
+
+
+class BudgetAmount(serializers.Serializer[Any]):
+    amount = serializers.DecimalField(max_digits=18, decimal_places=9, min_value=0)
+
+
+class BudgetList(generics.ListAPIView[Budget]):
+    authentication_classes = AUTH
+    permission_classes = [HasOrganization]
+    least_role = Role.ADMIN
+    serializer_class = BudgetSerializer
+    pagination_class = None
+
+    def get_queryset(self) -> QuerySet[Budget]:
+        return Budget.objects.filter(organization=access_on(self.request).organization)
+
+    def post(self, request: Request) -> Response:
+        """Set a budget: made (201), or its amount changed where the scope has one for the
+        period (200)."""
+        form = BudgetInput(data=request.data)
+        form.is_valid(raise_exception=True)
+        org = access_on(request).organization
+        data = form.validated_data
+        try:
+            budget, made = budget_set(
+                organization=org, period=data["period"], amount=data["amount"],
+                api_key=_key(org, data.get("key")), member=_member(data.get("member")),
+            )  # fmt: skip
+        except AccountError as exc:
+            return Response({"detail": str(exc)}, status=400)
+        answer = status.HTTP_201_CREATED if made else status.HTTP_200_OK
+        return Response(BudgetSerializer(budget).data, status=answer)
+
+
+def _key(org: Organization, key_id: int | None) -> ApiKey | None:
+    if key_id is None:
+        return None
+    key = ApiKey.objects.filter(organization=org, pk=key_id).first()
+    if key is None:
+        raise AccountError("the key is not the organization's")
+    return key
+
+
+def _member(user_id: int | None) -> Any:
+    if user_id is None:
+        return None
+    user = get_user_model().objects.filter(pk=user_id).first()
+    if user is None:
+        raise AccountError("the member is not the organization's")
+    return user
+
+
+class BudgetDetail(generics.RetrieveUpdateDestroyAPIView[Budget]):
+    """A budget; PATCH changes its amount, DELETE lifts it."""
+
+    authentication_classes = AUTH
+    permission_classes = [HasOrganization]
+    least_role = Role.ADMIN
+    serializer_class = BudgetSerializer
+    http_method_names = ["get", "patch", "delete", "head", "options"]
+
+    def get_queryset(self) -> QuerySet[Budget]:
+        return Budget.objects.filter(organization=access_on(self.request).organization)
+
+    def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        budget = self.get_object()
+        form = BudgetAmount(data=request.data)
+        form.is_valid(raise_exception=True)
+        try:
+            budget, _ = budget_set(
+                organization=budget.organization, period=budget.period,
+                amount=form.validated_data["amount"], api_key=budget.api_key,
+                member=budget.member,
+            )  # fmt: skip
+        except AccountError as exc:
+            return Response({"detail": str(exc)}, status=400)
+        return Response(BudgetSerializer(budget).data)
