@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.acting import audited_on
 from accounts.api_auth import Access, HasOrganization, ManagementKeyAuthentication, access_on
 from accounts.field_bounds import INTEGER_MAX, day_in_range, day_range_text
 from accounts.models import ApiKey, KeyKind, Role
@@ -98,7 +99,9 @@ class ApiKeyList(generics.ListCreateAPIView[ApiKey]):
         if form.validated_data["kind"] == KeyKind.MANAGEMENT and not access.at_least(Role.ADMIN):
             return Response({"detail": "Only admins create management keys."}, status=403)
         try:
-            plain, key = _create(access, form.validated_data)
+            with audited_on(request, "create") as change:
+                plain, key = _create(access, form.validated_data)
+                change.obj = key
         except NotAllowed as exc:
             return Response({"detail": str(exc)}, status=403)
         except AccountError as exc:
@@ -144,9 +147,13 @@ class ApiKeyDetail(generics.RetrieveUpdateAPIView[ApiKey]):
         access = access_on(request)
         tighten_only = not access.at_least(Role.ADMIN)
         try:
-            api_key_update(
-                key=key, tighten_only=tighten_only, acting_key=access.key, **form.validated_data
-            )
+            with audited_on(request, "update", key):
+                api_key_update(
+                    key=key,
+                    tighten_only=tighten_only,
+                    acting_key=access.key,
+                    **form.validated_data,
+                )
         except NotAllowed as exc:
             return Response({"detail": str(exc)}, status=403)
         except AccountError as exc:
@@ -163,5 +170,6 @@ class ApiKeyRevoke(APIView):
         key = keys_for(access_on(request)).filter(pk=pk).first()
         if key is None:
             return Response({"detail": "Not found."}, status=404)
-        key.revoke()
+        with audited_on(request, "revoke", key):
+            key.revoke()
         return Response(ApiKeySerializer(key).data)

@@ -9,7 +9,16 @@ from django.urls import include, path
 from accounts.signin import throttled
 from accounts.sso.form_action import admits_identity_providers
 from accounts.sso.password import PasswordSignInForm
-from accounts.views import invitations, keys, members, organization, policy, provider_keys
+from accounts.views import (
+    audit,
+    invitations,
+    keys,
+    members,
+    organization,
+    passwords,
+    policy,
+    provider_keys,
+)
 
 urlpatterns = [
     path(
@@ -18,6 +27,16 @@ urlpatterns = [
             admits_identity_providers(LoginView.as_view(authentication_form=PasswordSignInForm))
         ),
         name="login",
+    ),
+    path(
+        "accounts/password_change/",
+        passwords.PasswordChange.as_view(),
+        name="password_change",
+    ),
+    path(
+        "accounts/reset/<uidb64>/<token>/",
+        passwords.PasswordResetConfirm.as_view(),
+        name="password_reset_confirm",
     ),
     path("accounts/", include("django.contrib.auth.urls")),
     path("welcome/", organization.no_organization, name="no-organization"),
@@ -43,4 +62,6 @@ urlpatterns = [
     path("invitations/accept/", invitations.invitation_opened, name="invitation-accept"),
     path("invitations/<str:token>/", invitations.invitation, name="invitation"),
     path("organization/", organization.organization, name="organization"),
+    path("audit/", audit.audit_list, name="audit"),
+    path("audit/export.csv", audit.audit_export, name="audit-export"),
 ]

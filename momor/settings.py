@@ -42,7 +42,8 @@ RUNSERVER_APPS = ["daphne"] if sys.argv[1:2] == ["runserver"] else []
 
 INSTALLED_APPS = [
     *RUNSERVER_APPS,
-    "django.contrib.admin",
+    # Django's admin, every model registered on it audited (audit/admin_site.py)
+    "audit.admin_config.AuditedAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -59,6 +60,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "channels",
+    "audit",
     "accounts",
     "gateway",
     "billing",
@@ -111,6 +113,8 @@ MOMOR_DB_TIMEOUT_SECONDS = env_float("MOMOR_DB_TIMEOUT_SECONDS", 5.0, above=0)
 # Days of call records (generations and attempts) kept; 0 keeps them all. The ledger and the
 # daily usage are never dropped.
 MOMOR_RECORD_RETENTION_DAYS = env_int("MOMOR_RECORD_RETENTION_DAYS", 0, minimum=0)
+# Days of the audit trail kept (at least one: the table refuses deleting a younger row).
+MOMOR_AUDIT_RETENTION_DAYS = env_int("MOMOR_AUDIT_RETENTION_DAYS", 365, minimum=1)
 MOMOR_BREAKER_COOLDOWN_SECONDS = env_float("MOMOR_BREAKER_COOLDOWN_SECONDS", 5.0, above=0)
 if DATABASES["default"]["ENGINE"].endswith("postgresql"):
     # A server that stops answering (not only one that refuses) is noticed: connecting is

@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.debug import sensitive_post_parameters
 
+from accounts.acting import audited_on
 from accounts.invitations import (
     InvitationInvalid,
     account_exists,
@@ -23,6 +24,7 @@ from accounts.invitations import (
 from accounts.models import Invitation
 from accounts.permissions import SESSION_ORG
 from accounts.services import AccountError
+from audit.actors import Actor
 
 PAGE = "registration/invitation.html"
 SESSION_INVITATION = "momor_invitation"
@@ -86,7 +88,8 @@ def _for_an_account(request: HttpRequest, found: Invitation) -> HttpResponse:
     if request.method != "POST":
         return render(request, PAGE, {"invitation": found})
     try:
-        joined = invitation_accept(invitation=found, user=request.user)
+        with audited_on(request, "accept", found):
+            joined = invitation_accept(invitation=found, user=request.user)
     except AccountError as exc:
         return render(request, PAGE, {"invitation": found, "refused": str(exc)}, status=403)
     return _welcome(request, joined.organization_id, found)
@@ -97,9 +100,11 @@ def _for_someone_new(request: HttpRequest, found: Invitation) -> HttpResponse:
     form = SetPasswordForm(newcomer, request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            user = invitation_accept_new(
-                invitation=found, password=form.cleaned_data["new_password1"]
-            )
+            with audited_on(request, "accept", found) as change:
+                user = invitation_accept_new(
+                    invitation=found, password=form.cleaned_data["new_password1"]
+                )
+                change.actor = Actor.member(user)
         except AccountError as exc:
             form.add_error(None, str(exc))
         else:

@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from accounts.acting import audited_on
 from accounts.forms import ApiKeyCreateForm, ApiKeyLimitsForm
 from accounts.hooks import key_spend
 from accounts.models import ApiKey, Membership, Role
@@ -34,12 +35,13 @@ def key_list(request: HttpRequest, membership: Membership) -> HttpResponse:
     new_secret = None
     if request.method == "POST" and form.is_valid():
         try:
-            new_secret, _ = api_key_create(
-                organization=membership.organization,
-                created_by=cast(User, request.user),
-                tighten_only=not at_least(membership, Role.ADMIN),
-                **form.cleaned_data,
-            )
+            with audited_on(request, "create") as change:
+                new_secret, change.obj = api_key_create(
+                    organization=membership.organization,
+                    created_by=cast(User, request.user),
+                    tighten_only=not at_least(membership, Role.ADMIN),
+                    **form.cleaned_data,
+                )
         except AccountError as exc:
             form.add_error(None, str(exc))
         else:
@@ -59,7 +61,8 @@ def key_limits(request: HttpRequest, membership: Membership, pk: int) -> HttpRes
         return redirect("keys")
     try:
         tighten_only = not at_least(membership, Role.ADMIN)
-        api_key_update(key=key, tighten_only=tighten_only, **form.cleaned_data)
+        with audited_on(request, "update", key):
+            api_key_update(key=key, tighten_only=tighten_only, **form.cleaned_data)
     except AccountError as exc:
         messages.error(request, str(exc))
     else:
@@ -71,7 +74,8 @@ def key_limits(request: HttpRequest, membership: Membership, pk: int) -> HttpRes
 @role_required(Role.MEMBER)
 def key_revoke(request: HttpRequest, membership: Membership, pk: int) -> HttpResponse:
     key = get_object_or_404(_keys(request, membership), pk=pk)
-    key.revoke()
+    with audited_on(request, "revoke", key):
+        key.revoke()
     if is_htmx(request):
         row = key_spend()(_keys(request, membership)).get(pk=pk)
         return render(request, "accounts/_key_row.html", {"key": row})

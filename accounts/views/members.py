@@ -13,6 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from accounts.acting import audited_on
 from accounts.forms import InviteForm, RoleForm
 from accounts.invitations import invitation_revoke, invitation_send
 from accounts.models import Invitation, Membership, Role
@@ -27,12 +28,13 @@ def member_list(request: HttpRequest, membership: Membership) -> HttpResponse:
         if form.cleaned_data["role"] == Role.OWNER and membership.role != Role.OWNER:
             raise PermissionDenied("Only owners make owners.")
         try:
-            sent = invitation_send(
-                organization=membership.organization,
-                invited_by=cast(User, request.user),
-                link_for=lambda token: _absolute(request, "invitation", token),
-                **form.cleaned_data,
-            )
+            with audited_on(request, "invite") as change:
+                change.obj = sent = invitation_send(
+                    organization=membership.organization,
+                    invited_by=cast(User, request.user),
+                    link_for=lambda token: _absolute(request, "invitation", token),
+                    **form.cleaned_data,
+                )
         except AccountError as exc:
             form.add_error("email", str(exc))
         else:
@@ -66,7 +68,8 @@ def member_role(request: HttpRequest, membership: Membership, pk: int) -> HttpRe
     if not can_manage_member(membership, target, form.cleaned_data["role"]):
         raise PermissionDenied("Only owners change owners or make them.")
     try:
-        membership_set_role(membership=target, role=form.cleaned_data["role"])
+        with audited_on(request, "update", target):
+            membership_set_role(membership=target, role=form.cleaned_data["role"])
     except AccountError as exc:
         messages.error(request, str(exc))
     else:
@@ -83,7 +86,8 @@ def member_remove(request: HttpRequest, membership: Membership, pk: int) -> Http
     if not can_manage_member(membership, target):
         raise PermissionDenied("Only owners remove owners.")
     try:
-        membership_remove(membership=target)
+        with audited_on(request, "delete", target):
+            membership_remove(membership=target)
     except AccountError as exc:
         messages.error(request, str(exc))
     else:
@@ -99,6 +103,7 @@ def invitation_cancel(request: HttpRequest, membership: Membership, pk: int) -> 
     )
     if invitation.role == Role.OWNER and not at_least(membership, Role.OWNER):
         raise PermissionDenied("Only owners revoke invitations to become an owner.")
-    invitation_revoke(invitation=invitation)
+    with audited_on(request, "revoke", invitation):
+        invitation_revoke(invitation=invitation)
     messages.success(request, f"The invitation of {invitation.email} is revoked.")
     return redirect("members")

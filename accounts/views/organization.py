@@ -11,6 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from accounts.acting import audited_on
 from accounts.forms import OrganizationForm, SwitchForm
 from accounts.models import Membership, Role
 from accounts.permissions import SESSION_ORG, current_membership, role_required
@@ -20,7 +21,8 @@ from accounts.permissions import SESSION_ORG, current_membership, role_required
 def organization(request: HttpRequest, membership: Membership) -> HttpResponse:
     form = OrganizationForm(request.POST or None, instance=membership.organization)
     if request.method == "POST" and form.is_valid():
-        form.save()
+        with audited_on(request, "update", membership.organization):
+            form.save()
         messages.success(request, "Organization saved.")
         return redirect("organization")
     return render(

@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from accounts.acting import audited_on
 from accounts.forms import PolicyForm
 from accounts.models import Membership, Role
 from accounts.permissions import role_required
@@ -18,7 +19,8 @@ def policy(request: HttpRequest, membership: Membership) -> HttpResponse:
     form = PolicyForm(request.POST) if request.method == "POST" else PolicyForm.of(org)
     if request.method == "POST" and form.is_valid():
         try:
-            organization_set_policy(organization=org, **form.cleaned_data)
+            with audited_on(request, "update", org):
+                organization_set_policy(organization=org, **form.cleaned_data)
         except AccountError as exc:
             form.add_error("max_model_age", str(exc))
         else:

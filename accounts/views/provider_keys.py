@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_POST
 
+from accounts.acting import audited_on
 from accounts.forms import SavedKeyForm
 from accounts.models import Membership, Role, SavedKey
 from accounts.permissions import role_required
@@ -20,8 +21,13 @@ from accounts.services import AccountError, saved_key_save
 def provider_key_list(request: HttpRequest, membership: Membership) -> HttpResponse:
     form = SavedKeyForm(request.POST or None, initial={"provider": request.GET.get("provider")})
     if request.method == "POST" and form.is_valid():
+        org = membership.organization
+        replaced = SavedKey.objects.filter(
+            organization=org, provider=form.cleaned_data["provider"]
+        ).first()
         try:
-            saved = saved_key_save(organization=membership.organization, **form.cleaned_data)
+            with audited_on(request, "save", replaced) as change:
+                change.obj = saved = saved_key_save(organization=org, **form.cleaned_data)
         except AccountError as exc:
             form.add_error(None, str(exc))
         else:
@@ -40,6 +46,7 @@ def provider_key_list(request: HttpRequest, membership: Membership) -> HttpRespo
 @role_required(Role.ADMIN)
 def provider_key_remove(request: HttpRequest, membership: Membership, pk: int) -> HttpResponse:
     saved = get_object_or_404(SavedKey, organization=membership.organization, pk=pk)
-    saved.delete()
+    with audited_on(request, "delete", saved):
+        saved.delete()
     messages.success(request, f"Key for {saved.provider} removed.")
     return redirect("provider-keys")

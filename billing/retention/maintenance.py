@@ -1,6 +1,7 @@
 """Upkeep of the call records: month partitions made ahead, and records older than the
-retention (MOMOR_RECORD_RETENTION_DAYS) dropped. Run when a worker starts and by the
-`maintain_records` command (daily, from cron or a scheduler)."""
+retention (MOMOR_RECORD_RETENTION_DAYS) dropped; and the audit trail's older rows
+(MOMOR_AUDIT_RETENTION_DAYS) purged. Run when a worker starts and by the `maintain_records`
+command (daily, from cron or a scheduler)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from audit.retention import audit_purge
 from billing.retention.partitions import Dropped, partitions_ensure, retention_apply
 
 log = logging.getLogger(__name__)
@@ -18,15 +20,17 @@ log = logging.getLogger(__name__)
 class Upkeep:
     made: list[str]
     dropped: Dropped = field(default_factory=lambda: Dropped([], 0))
+    audit_purged: int = 0
 
 
 def records_maintain(retention_days: int | None = None) -> Upkeep:
-    """Make the coming months' partitions, then apply the retention (when one is set)."""
+    """Make the coming months' partitions, apply the records' retention (when one is set)
+    and the audit trail's."""
     days = settings.MOMOR_RECORD_RETENTION_DAYS if retention_days is None else retention_days
-    made = partitions_ensure()
+    made, purged = partitions_ensure(), audit_purge()
     if days <= 0:
-        return Upkeep(made)
-    return Upkeep(made, retention_apply(days))
+        return Upkeep(made, audit_purged=purged)
+    return Upkeep(made, retention_apply(days), purged)
 
 
 def records_maintain_quietly() -> None:

@@ -13,6 +13,8 @@ from django.utils import timezone
 
 from accounts.models import KeyKind
 from accounts.services import AccountError, api_key_create, organization_by_slug, parse_usd
+from audit.actors import Actor
+from audit.trail import audited
 from core.durations import parse_duration
 
 
@@ -68,14 +70,15 @@ class Command(BaseCommand):
         rate_limit = _rate_limit(options["rate_limit"])
         expires_at = _expires_at(options["expires_in"])
         try:
-            plain, _key = api_key_create(
-                organization=organization_by_slug(options["org"]),
-                name=options["name"],
-                kind=kind,
-                credit_limit=_credit_limit(options["credit_limit"]),
-                rate_limit=rate_limit,
-                expires_at=expires_at,
-            )
+            with audited(Actor.command("create_api_key"), "create") as change:
+                plain, change.obj = api_key_create(
+                    organization=organization_by_slug(options["org"]),
+                    name=options["name"],
+                    kind=kind,
+                    credit_limit=_credit_limit(options["credit_limit"]),
+                    rate_limit=rate_limit,
+                    expires_at=expires_at,
+                )
         except AccountError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(plain)

@@ -7,6 +7,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.services import AccountError, api_key_revoke_by_text
+from audit.actors import Actor
+from audit.trail import audited
 
 
 class Command(BaseCommand):
@@ -17,7 +19,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            key = api_key_revoke_by_text(options["key"])
+            with audited(Actor.command("revoke_api_key"), "revoke") as change:
+                change.obj = key = api_key_revoke_by_text(options["key"])
         except AccountError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"{key.organization.slug}: revoked {key}")

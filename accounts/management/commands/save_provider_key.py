@@ -13,7 +13,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.views.decorators.debug import sensitive_variables
 
 from accounts.key_env import is_momor_setting
+from accounts.models import SavedKey
 from accounts.services import AccountError, organization_by_slug, saved_key_save
+from audit.actors import Actor
+from audit.trail import audited
 
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -45,13 +48,18 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         secret = _secret_from(options["key_env"])
         try:
-            key = saved_key_save(
-                organization=organization_by_slug(options["org"]),
-                provider=options["provider"],
-                secret=secret,
-                zdr=options["zdr"],
-                label=options["label"],
-            )
+            organization = organization_by_slug(options["org"])
+            replaced = SavedKey.objects.filter(
+                organization=organization, provider=options["provider"]
+            ).first()
+            with audited(Actor.command("save_provider_key"), "save", replaced) as change:
+                change.obj = key = saved_key_save(
+                    organization=organization,
+                    provider=options["provider"],
+                    secret=secret,
+                    zdr=options["zdr"],
+                    label=options["label"],
+                )
         except (AccountError, ImproperlyConfigured) as exc:
             raise CommandError(str(exc)) from None
         zdr = "on" if key.zdr else "off"

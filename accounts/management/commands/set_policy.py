@@ -15,6 +15,8 @@ from accounts.services import (
     organization_by_slug,
     organization_set_policy,
 )
+from audit.actors import Actor
+from audit.trail import audited
 from core.durations import format_duration, parse_duration
 
 _SWITCH = {"on": True, "off": False}
@@ -66,12 +68,14 @@ class Command(BaseCommand):
         allow_deprecated = _switch("--deprecated", options["deprecated"])
         max_model_age = _max_age(options["max_age"])
         try:
-            organization = organization_set_policy(
-                organization=organization_by_slug(options["org"]),
-                zdr_hold=zdr_hold,
-                allow_deprecated=allow_deprecated,
-                max_model_age=max_model_age,
-            )
+            organization = organization_by_slug(options["org"])
+            with audited(Actor.command("set_policy"), "update", organization):
+                organization_set_policy(
+                    organization=organization,
+                    zdr_hold=zdr_hold,
+                    allow_deprecated=allow_deprecated,
+                    max_model_age=max_model_age,
+                )
         except AccountError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(describe_policy(organization))

@@ -11,6 +11,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from accounts.field_bounds import USD_CEILING
 from accounts.models import Organization
 from accounts.services import AccountError, organization_by_slug, parse_usd
+from audit.actors import Actor
+from audit.trail import audited
 from billing.ledger.credits import CreditsError, credits_post, credits_replayed, operator_key
 from billing.models import EntryKind, LedgerEntry
 from core.formatting import format_usd
@@ -50,7 +52,9 @@ class Command(BaseCommand):
         try:
             organization = organization_by_slug(options["org"])
             amount = _positive_usd(options["amount"])
-            entry = _top_up(organization, amount, options["idempotency_key"])
+            with audited(Actor.command("add_credits"), "add_credits", organization) as change:
+                entry = _top_up(organization, amount, options["idempotency_key"])
+                change.note = f"ledger entry {entry.pk}"
         except (AccountError, CreditsError) as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"{organization.slug}: balance {format_usd(entry.balance_after)}")

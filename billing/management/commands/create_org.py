@@ -7,6 +7,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.services import AccountError, parse_usd
+from audit.actors import Actor
+from audit.trail import audited
 from billing.ledger.organizations import organization_create_funded
 from core.formatting import format_usd
 
@@ -23,9 +25,13 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             credits = parse_usd(options["credits"]) if options["credits"] is not None else None
-            organization = organization_create_funded(
-                slug=options["slug"], name=options["name"], credits=credits, zdr_hold=options["zdr"]
-            )
+            with audited(Actor.command("create_org"), "create") as change:
+                change.obj = organization = organization_create_funded(
+                    slug=options["slug"],
+                    name=options["name"],
+                    credits=credits,
+                    zdr_hold=options["zdr"],
+                )
         except AccountError as exc:
             raise CommandError(str(exc)) from None
         hold = "on" if organization.zdr_hold else "off"

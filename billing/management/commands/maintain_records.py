@@ -23,7 +23,8 @@ def _retention_days(text: str | None) -> int | None:
 class Command(BaseCommand):
     help = (
         "Make the coming months' partitions of generations and attempts, and drop the records "
-        "older than MOMOR_RECORD_RETENTION_DAYS (0: keep all). The ledger is never dropped."
+        "older than MOMOR_RECORD_RETENTION_DAYS (0: keep all). The ledger is never dropped. "
+        "Purge the audit trail's events older than MOMOR_AUDIT_RETENTION_DAYS."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -37,3 +38,4 @@ class Command(BaseCommand):
         dropped = upkeep.dropped
         self.stdout.write(f"partitions dropped: {', '.join(dropped.partitions) or 'none'}")
         self.stdout.write(f"older rows deleted: {dropped.rows}")
+        self.stdout.write(f"audit events purged: {upkeep.audit_purged}")

@@ -10,6 +10,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.services import AccountError, parse_usd
+from audit.actors import Actor
+from audit.trail import audited
 from billing.ledger.credits import CreditsError
 from billing.ledger.refunds import call_refund
 from core.formatting import format_usd
@@ -26,12 +28,14 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            entry, _ = call_refund(
-                request_id=options["request_id"],
-                amount=_amount(options["amount"]),
-                note=options["note"][:300],
-                idempotency_key=options["idempotency_key"],
-            )
+            with audited(Actor.command("refund_call"), "refund") as change:
+                entry, _ = call_refund(
+                    request_id=options["request_id"],
+                    amount=_amount(options["amount"]),
+                    note=options["note"][:300],
+                    idempotency_key=options["idempotency_key"],
+                )
+                change.obj, change.note = entry, f"call {options['request_id']}"
         except (AccountError, CreditsError) as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(

@@ -1,0 +1,1 @@
+"""The audit trail: who changed what, from where and when, kept append-only."""
