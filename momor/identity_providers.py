@@ -1,7 +1,7 @@
 """The OpenID Connect identity providers members sign in with (docs/operations.md, "Single
 sign-on"), read from the environment as django-allauth's `openid_connect` apps: one for each id
 in MOMOR_SSO_PROVIDERS, its fields from MOMOR_SSO_<ID>_ISSUER, _CLIENT_ID, _SECRET (or
-_SECRET_FILE) and _NAME."""
+_SECRET_FILE) and _NAME. Each client secret is noted for the log filter to mask."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
+from core.redaction import note_secret
 from momor.env import env_list, env_secret, env_str
 
 PROVIDER_ID = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
@@ -33,6 +34,7 @@ def _provider(provider_id: str) -> dict[str, Any]:
     for field, value in fields.items():
         if not value:
             raise ImproperlyConfigured(f"{prefix}{field.upper()} is required for {provider_id}")
+    note_secret(fields["secret"])
     return {
         "provider_id": provider_id,
         "name": env_str(prefix + "NAME", provider_id),

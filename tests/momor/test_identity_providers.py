@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
+from core.redaction import scrub
 from momor.identity_providers import from_environment
 
 
@@ -57,6 +58,16 @@ def test_a_secret_is_read_from_its_file(acme_entra: pytest.MonkeyPatch, tmp_path
     acme_entra.setenv("MOMOR_SSO_OKTA_SECRET_FILE", str(secret))
 
     assert from_environment()[0]["secret"] == "from-a-file"
+
+
+def test_each_client_secret_is_masked_in_what_is_logged(acme_entra: pytest.MonkeyPatch) -> None:
+    acme_entra.setenv("MOMOR_SSO_OKTA_SECRET", "okta-client-secret-of-this-deployment")
+    from_environment()
+
+    line = scrub("token exchange: okta-client-secret-of-this-deployment refused")
+
+    assert "okta-client-secret" not in line
+    assert line == "token exchange: ****ment refused"
 
 
 def test_no_provider_is_configured_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
