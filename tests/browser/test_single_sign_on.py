@@ -22,6 +22,7 @@ from tests.browser.conftest import sign_in
 from tests.conftest import make_org, make_user
 from tests.gateway.conftest import World
 from tests.identity_provider import identity_provider
+from tests.security.test_secrets_at_rest import every_row_as_text
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -32,6 +33,7 @@ PEOPLE = {
     "frank": {"email": "frank@acme.test", "email_verified": True, "name": "Frank"},
     "erin": {"email": "erin@acme.test", "email_verified": False, "name": "Erin"},
     "olga": {"email": "olga@elsewhere.test", "email_verified": True, "name": "Olga"},
+    "mallory": {"email": "root@acme.test", "email_verified": True, "name": "Mallory"},
 }
 
 
@@ -89,6 +91,7 @@ def test_a_person_signs_in_through_the_provider_and_joins_by_verified_domain_wit
         (world.org.pk, Role.ADMIN)
     ]
     assert dana.socialaccount_set.get().provider == "acme-idp"
+    assert [table for table, rows in every_row_as_text().items() if SECRET in rows] == []
 
 
 def test_an_address_the_provider_has_not_verified_or_on_no_verified_domain_joins_nothing(
@@ -104,6 +107,19 @@ def test_an_address_the_provider_has_not_verified_or_on_no_verified_domain_joins
 
     assert not get_user_model().objects.filter(email__in=["erin@acme.test", "olga@elsewhere.test"])
     assert not Membership.objects.exclude(organization=world.org).exists()
+
+
+def test_a_provider_never_signs_in_an_operators_account_by_its_address(
+    page: Page, world: World, issuer: str
+) -> None:
+    verified_domain(world.org, "acme.test", Role.MEMBER)
+    get_user_model().objects.create_superuser("root", "root@acme.test", "root-pass-123!")
+
+    sign_in_at_provider(page, "mallory")
+    page.goto("/admin/")
+
+    expect(page).to_have_url(f"{world.url}/admin/login/?next=/admin/")
+    assert not get_user_model().objects.get(username="root").socialaccount_set.exists()
 
 
 def test_an_organization_that_requires_sso_refuses_its_members_the_password_path(
