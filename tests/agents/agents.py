@@ -21,6 +21,9 @@ from tests.gateway.conftest import World
 
 BIN = Path(__file__).resolve().parents[1] / "clients" / "node_modules" / ".bin"
 SECONDS = 120
+TEST_SECONDS = 240
+"""A test around a run: the run's bound, the gateway's setup and the records' storing (the
+suite's timeout, 120 s in pyproject.toml, would end it before the run's bound could say why)."""
 CREDITS = Decimal(100)
 
 
@@ -76,6 +79,7 @@ class Run:
 def run(agent: str, args: list[str], *, env: dict[str, str], cwd: Path, fake: FakeUpstream) -> Run:
     """Run `agent` (a binary of `tests/clients`) to its end, at most SECONDS; its environment
     is `env` alone but for PATH, on which the clients' Node.js 22 comes first."""
+    assert (BIN / agent).exists(), "the test clients are not installed: run scripts/test.sh once"
     argv = [str(BIN / agent), *args]
     path = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
     process = subprocess.Popen(  # noqa: S603 - the pinned clients, argv written by the tests

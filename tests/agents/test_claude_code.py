@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.agents.agents import (
+    TEST_SECONDS,
     Run,
     Task,
     assert_priced,
@@ -30,6 +31,7 @@ from tests.agents.conftest import (
 )
 from tests.gateway.conftest import World
 
+pytestmark = pytest.mark.timeout(TEST_SECONDS)
 SERVED = [(ON_ANTHROPIC, ANTHROPIC_UPSTREAM, "anthropic"), (ON_OPENAI, OPENAI_UPSTREAM, "openai")]
 
 

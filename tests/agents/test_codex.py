@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.agents.agents import (
+    TEST_SECONDS,
     Run,
     Task,
     assert_priced,
@@ -31,6 +32,7 @@ from tests.agents.conftest import (
 )
 from tests.gateway.conftest import World
 
+pytestmark = pytest.mark.timeout(TEST_SECONDS)
 SERVED = [(ON_OPENAI, OPENAI_UPSTREAM, "openai"), (ON_ANTHROPIC, ANTHROPIC_UPSTREAM, "anthropic")]
 CONFIG = """\
 model = "{model}"
