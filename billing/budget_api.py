@@ -15,6 +15,7 @@ from rest_framework.authentication import SessionAuthentication
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from accounts.acting import audited_on
 from accounts.api_auth import HasOrganization, ManagementKeyAuthentication, access_on
 from accounts.budgets import budget_set
 from accounts.models import ApiKey, Budget, BudgetPeriod, Organization, Role
@@ -85,10 +86,16 @@ class BudgetList(generics.ListAPIView[Budget]):
         org = access_on(request).organization
         data = form.validated_data
         try:
-            budget, made = budget_set(
-                organization=org, period=data["period"], amount=data["amount"],
-                api_key=_key(org, data.get("key")), member=_member(data.get("member")),
-            )  # fmt: skip
+            api_key, member = _key(org, data.get("key")), _member(data.get("member"))
+            existing = Budget.objects.filter(
+                organization=org, period=data["period"], api_key=api_key, member=member
+            ).first()
+            with audited_on(request, "set", existing) as change:
+                budget, made = budget_set(
+                    organization=org, period=data["period"], amount=data["amount"],
+                    api_key=api_key, member=member,
+                )  # fmt: skip
+                change.obj = budget
         except AccountError as exc:
             return Response({"detail": str(exc)}, status=400)
         answer = status.HTTP_201_CREATED if made else status.HTTP_200_OK
@@ -130,11 +137,16 @@ class BudgetDetail(generics.RetrieveUpdateDestroyAPIView[Budget]):
         form = BudgetAmount(data=request.data)
         form.is_valid(raise_exception=True)
         try:
-            budget, _ = budget_set(
-                organization=budget.organization, period=budget.period,
-                amount=form.validated_data["amount"], api_key=budget.api_key,
-                member=budget.member,
-            )  # fmt: skip
+            with audited_on(request, "update", budget):
+                budget, _ = budget_set(
+                    organization=budget.organization, period=budget.period,
+                    amount=form.validated_data["amount"], api_key=budget.api_key,
+                    member=budget.member,
+                )  # fmt: skip
         except AccountError as exc:
             return Response({"detail": str(exc)}, status=400)
         return Response(BudgetSerializer(budget).data)
+
+    def perform_destroy(self, instance: Budget) -> None:
+        with audited_on(self.request, "delete", instance):
+            instance.delete()

@@ -8,9 +8,13 @@ from typing import Any
 
 from allauth.socialaccount.models import SocialLogin
 from django.contrib.auth.models import AbstractBaseUser
+from django.http import HttpRequest
 
 from accounts.models import Membership
 from accounts.sso.models import EmailDomain
+from audit.actors import Actor
+from audit.trail import record_change
+from audit.values import values_of
 
 
 def domain_of(address: str) -> str:
@@ -27,18 +31,28 @@ def joinable_domains(addresses: Iterable[str]) -> list[EmailDomain]:
     return list(EmailDomain.objects.verified().filter(domain__in=domains))
 
 
-def join_by_domain(user_id: int, addresses: Iterable[str]) -> None:
+def join_by_domain(
+    user: AbstractBaseUser, addresses: Iterable[str], request: HttpRequest | None = None
+) -> None:
     """Make the user a member of each organization that verified one of these addresses'
-    domains, with the domain's role; a membership they have already keeps its role."""
+    domains, with the domain's role; a membership they have already keeps its role. Each
+    membership made is audited as the user's joining."""
     for domain in joinable_domains(addresses):
-        Membership.objects.get_or_create(
-            user_id=user_id, organization_id=domain.organization_id, defaults={"role": domain.role}
+        joined, made = Membership.objects.get_or_create(
+            user_id=user.pk, organization_id=domain.organization_id, defaults={"role": domain.role}
         )
+        if made:
+            record_change(Actor.member(user), "join", joined, {}, values_of(joined), request)
 
 
 def join_on_sign_in(
-    sender: Any, *, user: AbstractBaseUser, sociallogin: SocialLogin | None = None, **_: Any
+    sender: Any,
+    *,
+    user: AbstractBaseUser,
+    sociallogin: SocialLogin | None = None,
+    request: HttpRequest | None = None,
+    **_: Any,
 ) -> None:
     """allauth's user_logged_in: a sign-in through an identity provider joins by domain."""
     if sociallogin is not None:
-        join_by_domain(int(user.pk), vouched_addresses(sociallogin))
+        join_by_domain(user, vouched_addresses(sociallogin), request)

@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from accounts.acting import audited_on
 from accounts.models import Membership, Role
 from accounts.permissions import role_required
 from accounts.sso.forms import DomainForm, SignInPolicyForm
@@ -19,7 +20,8 @@ def single_sign_on(request: HttpRequest, membership: Membership) -> HttpResponse
     org = membership.organization
     domain_form = DomainForm(request.POST or None, organization=org)
     if request.method == "POST" and domain_form.is_valid():
-        claimed = domain_form.save()
+        with audited_on(request, "claim") as change:
+            change.obj = claimed = domain_form.save()
         messages.success(request, f"{claimed.domain} claimed: an operator verifies it.")
         return redirect("single-sign-on")
     policy_form = SignInPolicyForm(instance=_policy(membership), request=request)
@@ -32,7 +34,8 @@ def sign_in_policy(request: HttpRequest, membership: Membership) -> HttpResponse
     form = SignInPolicyForm(request.POST, instance=_policy(membership), request=request)
     if not form.is_valid():
         return _page(request, membership, DomainForm(organization=membership.organization), form)
-    form.save()
+    with audited_on(request, "update", form.instance if form.instance.pk else None) as change:
+        change.obj = form.save()
     messages.success(request, "Sign-in policy saved.")
     return redirect("single-sign-on")
 
@@ -41,7 +44,8 @@ def sign_in_policy(request: HttpRequest, membership: Membership) -> HttpResponse
 @role_required(Role.OWNER)
 def domain_remove(request: HttpRequest, membership: Membership, pk: int) -> HttpResponse:
     domain = get_object_or_404(EmailDomain, organization=membership.organization, pk=pk)
-    domain.delete()
+    with audited_on(request, "delete", domain):
+        domain.delete()
     messages.success(request, f"{domain.domain} removed: nobody joins by it any more.")
     return redirect("single-sign-on")
 
