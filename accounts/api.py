@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 from accounts.acting import audited_on
 from accounts.api_auth import Access, HasOrganization, ManagementKeyAuthentication, access_on
 from accounts.field_bounds import INTEGER_MAX, day_in_range, day_range_text
+from accounts.hooks import key_limits
 from accounts.models import ApiKey, KeyKind, Role
 from accounts.services import AccountError, NotAllowed, api_key_create, api_key_update
 
@@ -45,6 +46,10 @@ class ApiKeySerializer(serializers.ModelSerializer[ApiKey]):
 
     def get_revoked(self, key: ApiKey) -> bool:
         return key.revoked_at is not None
+
+    def to_representation(self, instance: ApiKey) -> dict[str, Any]:
+        """With OpenRouter's key fields: the key's tightest limit of its own and its usage."""
+        return {**super().to_representation(instance), **key_limits()(instance)}
 
 
 def _expiry_in_range(value: datetime | None) -> None:

@@ -1,7 +1,7 @@
 """What accounts needs from the apps above it, declared here and filled in by them.
 
 `accounts` is the lowest of Momor's layers (docs/architecture.md, "Packages and layers"): it
-imports neither `billing` nor `gateway`. Two of its features need something those apps own, so
+imports neither `billing` nor `gateway`. Some of its features need something those apps own, so
 accounts declares each need as a typed Protocol, and the owning app registers an implementation
 in its `AppConfig.ready()`:
 
@@ -11,13 +11,16 @@ in its `AppConfig.ready()`:
 - `KeySpend`, registered by `billing` (`billing.usage.reads.with_spend`): API keys annotated with
   what each has spent. The keys page belongs with the keys; what a key spent is read from
   billing's records.
+- `KeyLimits`, registered by `billing` (`billing.ledger.key_limits.openrouter_fields`): a key's
+  limits and usage as OpenRouter's key object writes them, for the key's representation in the
+  management API.
 
 Asking for a hook nobody registered is a configuration error (the app is not installed)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -51,10 +54,20 @@ class KeySpend(Protocol):
         ...
 
 
+class KeyLimits(Protocol):
+    """A key's limits and usage, in OpenRouter's key fields."""
+
+    def __call__(self, key: ApiKey) -> dict[str, Any]:
+        """`limit`, `limit_remaining`, `limit_reset`, `usage`, `usage_daily`, `usage_weekly`
+        and `usage_monthly`."""
+        ...
+
+
 @dataclass
 class _Registered:
     provider_places: ProviderPlaces | None = None
     key_spend: KeySpend | None = None
+    key_limits: KeyLimits | None = None
 
 
 _registered = _Registered()
@@ -68,6 +81,10 @@ def register_key_spend(spend: KeySpend) -> None:
     _registered.key_spend = spend
 
 
+def register_key_limits(limits: KeyLimits) -> None:
+    _registered.key_limits = limits
+
+
 def provider_places() -> ProviderPlaces:
     if _registered.provider_places is None:
         raise ImproperlyConfigured("no app registered the provider places: install `gateway`")
@@ -78,3 +95,9 @@ def key_spend() -> KeySpend:
     if _registered.key_spend is None:
         raise ImproperlyConfigured("no app registered the spend of API keys: install `billing`")
     return _registered.key_spend
+
+
+def key_limits() -> KeyLimits:
+    if _registered.key_limits is None:
+        raise ImproperlyConfigured("no app registered the limits of API keys: install `billing`")
+    return _registered.key_limits

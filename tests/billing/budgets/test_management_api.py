@@ -140,3 +140,31 @@ def test_another_organizations_key_and_member_are_refused(
         answer = set_budget(client, period="daily", amount="1", **given)
         assert answer.status_code == 400, answer.content
     assert not Budget.objects.exists()
+
+
+def test_a_key_reads_with_openrouters_limit_and_usage_fields(world: World) -> None:
+    """Its limit is the one of its own with the least left (its daily budget here, not its
+    credit limit), and its usage that of the UTC day, week and month under way."""
+    world.fake.script("gpt-5-mini", usage=USAGE)
+    org = make_org("openrouter", credits=Decimal(10))
+    admin, _ = make_key(org, name="ops", kind=KeyKind.MANAGEMENT)
+    key, row = make_key(org, name="app", credit_limit=Decimal(5))
+    make_key(org, name="plain")
+    manage(world, admin, "POST", key=row.pk, period="daily", amount="1")
+    served, _ = post_raw(world, MINI, key)
+    wait_recorded(served.headers["x-momor-request-id"])
+    cost = float(served.json()["usage"]["cost"])
+
+    limited = manage(world, admin, "GET", "").json()
+    keys = httpx.get(world.url + "/api/manage/keys/", timeout=30,
+                     headers={"authorization": f"Bearer {admin}"}).json()  # fmt: skip
+
+    assert limited[0]["spent"] == f"{Decimal(str(cost)):.9f}"
+    fields = ["limit", "limit_remaining", "limit_reset", "usage", "usage_daily", "usage_weekly",
+              "usage_monthly"]  # fmt: skip
+    by_name = {one["name"]: {field: one[field] for field in fields} for one in keys}
+    assert by_name["app"] == {
+        "limit": 1.0, "limit_remaining": pytest.approx(1 - cost), "limit_reset": "daily",
+        "usage": cost, "usage_daily": cost, "usage_weekly": cost, "usage_monthly": cost,
+    }  # fmt: skip
+    assert by_name["plain"] == dict.fromkeys(fields[:3]) | dict.fromkeys(fields[3:], 0.0)
