@@ -1,9 +1,10 @@
 """Codex CLI (`codex exec`, the CLI from npm) headless against Momor's Responses route, as a
 custom model provider of its `config.toml`: asked for the word in a file, it runs the shell
-command the scripted model calls for and answers with what the model says once the command's
-output came back. Once on a model OpenAI serves (the Responses call sent as written), once on
-one Anthropic serves (translated, through Chat Completions, to Anthropic's Messages); every
-call recorded as a responses call and billed."""
+command the scripted model calls for (thinking first) and answers with what the model says once
+the command's output came back. Once on a model OpenAI serves (the Responses call sent as
+written), once on one Anthropic serves (translated, through Chat Completions, to Anthropic's
+Messages): either way the model's reasoning goes back to it as its provider wrote it, OpenAI's
+encrypted, Anthropic's signed; every call recorded as a responses call and billed."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from testkit.fake_anthropic import fake_signature
+from testkit.fake_responses import ENCRYPTED
 from tests.agents.agents import (
     TEST_SECONDS,
     Run,
@@ -34,6 +37,9 @@ from tests.gateway.conftest import World
 
 pytestmark = pytest.mark.timeout(TEST_SECONDS)
 SERVED = [(ON_OPENAI, OPENAI_UPSTREAM, "openai"), (ON_ANTHROPIC, ANTHROPIC_UPSTREAM, "anthropic")]
+THOUGHT = "The word must be in the file."
+# What proves the reasoning the model's own when it comes back: its provider's seal.
+SEALS = {"openai": ENCRYPTED, "anthropic": fake_signature(THOUGHT)}
 CONFIG = """\
 model = "{model}"
 model_provider = "momor"
@@ -83,6 +89,24 @@ def events(done: Run) -> list[dict[str, Any]]:
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 
+def reasoning_back(body: dict[str, Any]) -> list[tuple[str, str]]:
+    """The reasoning an upstream call hands back to the model, with its seal: Responses'
+    `reasoning` items (summary, encrypted content), Messages' `thinking` blocks (signature)."""
+    if "input" in body:
+        return [
+            ("".join(part["text"] for part in item["summary"]), item.get("encrypted_content"))
+            for item in body["input"]
+            if item.get("type") == "reasoning"
+        ]
+    return [
+        (block["thinking"], block["signature"])
+        for message in body["messages"]
+        if message["role"] == "assistant" and isinstance(message["content"], list)
+        for block in message["content"]
+        if block["type"] == "thinking"
+    ]
+
+
 def completed(done: Run, kind: str) -> list[dict[str, Any]]:
     return [
         event["item"]
@@ -97,7 +121,9 @@ def test_codex_runs_the_command_and_answers(
 ) -> None:
     task = Task.make(tmp_path)
     cat = {"id": "call_cat", "name": "exec_command", "arguments": '{"cmd": "cat secret.txt"}'}
-    world.fake.script(upstream, tool_round_trip=True, tool_calls=[cat], text=task.answer)
+    world.fake.script(
+        upstream, tool_round_trip=True, tool_calls=[cat], reasoning=THOUGHT, text=task.answer
+    )
 
     done = codex(world, task, model, tmp_path / "home")
 
@@ -108,10 +134,12 @@ def test_codex_runs_the_command_and_answers(
     answers = [item["text"] for item in completed(done, "agent_message")]
     assert answers == [task.answer], done.report
     bodies = upstream_bodies(world.fake, upstream)
-    answered = [results for body in bodies if (results := tool_results(body))]
+    answered = [body for body in bodies if tool_results(body)]
     assert len(answered) == 1, done.report
-    assert list(answered[0]) == ["call_cat"], done.report
-    assert f"The secret word is {task.word}." in answered[0]["call_cat"], done.report
+    results = tool_results(answered[0])
+    assert list(results) == ["call_cat"], done.report
+    assert f"The secret word is {task.word}." in results["call_cat"], done.report
+    assert reasoning_back(answered[0]) == [(THOUGHT, SEALS[provider])], done.report
 
     records = billed_records(world)
     assert [(r.api, r.status, r.model, r.provider) for r in records] == [
