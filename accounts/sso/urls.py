@@ -7,6 +7,7 @@ from __future__ import annotations
 from allauth.socialaccount import views
 from allauth.socialaccount.providers.openid_connect.urls import urlpatterns as openid_connect
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from accounts.sso import views as pages
 
@@ -15,6 +16,16 @@ urlpatterns = [
     path("accounts/sso/cancelled/", views.login_cancelled, name="socialaccount_login_cancelled"),
     path("accounts/sso/error/", views.login_error, name="socialaccount_login_error"),
     path("accounts/sso/signup/", views.signup, name="socialaccount_signup"),
+    # allauth's pages name its own sign-in, sign-up and inactive-account pages: each is Momor's
+    # sign-in page (allauth signs nobody up with a password; an inactive account signs in nowhere)
+    *[
+        path(f"accounts/sso/{page}/", RedirectView.as_view(pattern_name="login"), name=name)
+        for page, name in [
+            ("sign-in", "account_login"),
+            ("sign-up", "account_signup"),
+            ("inactive", "account_inactive"),
+        ]
+    ],
     path("sso/", pages.single_sign_on, name="single-sign-on"),
     path("sso/policy/", pages.sign_in_policy, name="sso-policy"),
     path("sso/domains/<int:pk>/remove/", pages.domain_remove, name="sso-domain-remove"),

@@ -18,7 +18,7 @@ from playwright.sync_api import Page, expect
 from accounts.models import Membership, Organization, Role
 from accounts.sso.models import EmailDomain, SignInPolicy
 from momor import identity_providers
-from tests.browser.conftest import sign_in
+from tests.browser.conftest import screenshot, sign_in
 from tests.conftest import make_org, make_user
 from tests.gateway.conftest import World
 from tests.identity_provider import identity_provider
@@ -116,6 +116,7 @@ def test_a_provider_never_signs_in_an_operators_account_by_its_address(
     get_user_model().objects.create_superuser("root", "root@acme.test", "root-pass-123!")
 
     sign_in_at_provider(page, "mallory")
+    expect(page.locator("h1")).to_have_text("Finish signing up")
     page.goto("/admin/")
 
     expect(page).to_have_url(f"{world.url}/admin/login/?next=/admin/")
@@ -189,6 +190,7 @@ def test_an_owner_claims_a_domain_an_operator_verifies_it_and_people_join_by_it(
     expect(page.locator(".me .who span")).to_have_text("Owner")
     page.goto("/sso/")
     expect(page.locator("#domains tbody tr")).not_to_contain_text("waiting for an operator")
+    screenshot(page, "single-sign-on")
     page.get_by_label("Require single sign-on").check()
     page.get_by_role("button", name="Save policy").click()
     expect(page.locator(".flash.success")).to_have_text("Sign-in policy saved.")
@@ -196,6 +198,7 @@ def test_an_owner_claims_a_domain_an_operator_verifies_it_and_people_join_by_it(
 
     password_sign_in(page, "alice")
     expect(page.locator("#sso-required")).to_be_visible()
+    screenshot(page, "sign-in-sso-required")
 
 
 def operator_verifies(page: Page, domain: str) -> None:
