@@ -1,5 +1,6 @@
-"""The one place that writes the audit trail: `record_change`, and `audited`, which records
-the change a block makes to one object once the block has made it.
+"""The one place that writes the audit trail: `record_change`, `audited`, which records the
+change a block makes to one object once the block has made it, and `record_run`, for a
+command that changes many rows at once.
 
     with audited(actor, "revoke", key, request=request):
         key.revoke()
@@ -49,6 +50,20 @@ def record_change(
         changes=changes_between(before, after),
         note=note,
         **_origin(request),
+    )
+
+
+def record_run(actor: Actor, action: str, object_type: str, *, note: str) -> AuditEvent:
+    """Write one row for a run that changed many rows of `object_type` (a catalog loaded,
+    every stored secret re-encrypted): `note` says what it did."""
+    return AuditEvent.objects.create(
+        actor_kind=actor.kind,
+        actor_user_id=actor.user_id,
+        actor_key_id=actor.key_id,
+        actor=actor.label[:200],
+        action=action,
+        object_type=object_type,
+        note=note,
     )
 
 

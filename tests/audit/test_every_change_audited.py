@@ -41,7 +41,7 @@ from audit.models import ActorKind, AuditEvent
 from gateway.models import Model, Offering, Provider
 from tests.audit.page_forms import form_data
 from tests.conftest import make_key, make_org, make_user
-from tests.test_admin import World, world  # noqa: F401 - the admin's fixture world, reused
+from tests.test_admin import World
 from tests.ui_helpers import signed_in
 
 NEW_PASSWORD = "a-new-pass-456!"
@@ -83,6 +83,9 @@ NOT_CHANGES = {
     "accounts/oidc/^(?P<provider_id>[^/]+)/login/callback/": "signs in (joins: audited)",
     "accounts/sso/signup/": "signs up through an identity provider (joins: audited)",
     "accounts/sso/cancelled/": "a page",
+    "accounts/sso/sign-in/": "leads to the sign-in page",
+    "accounts/sso/sign-up/": "leads to the sign-in page",
+    "accounts/sso/inactive/": "leads to the sign-in page",
     "accounts/sso/error/": "a page",
     **{
         route: "a call to a model: recorded and billed as a generation, not a change"
@@ -180,6 +183,10 @@ MUTATIONS: dict[str, Scenario] = {
     ),
     "keys/<int:pk>/revoke/": lambda s: (
         s.owner().post(f"/keys/{s.world.api_key.pk}/revoke/"),
+        ALICE,
+    ),
+    "budgets/": lambda s: (
+        s.owner().post("/budgets/", {"period": "daily", "amount": "5"}),
         ALICE,
     ),
     "provider-keys/": lambda s: (
@@ -291,7 +298,7 @@ def test_every_route_is_audited_or_listed_as_no_change() -> None:
 
 
 @pytest.fixture
-def scene(world: World) -> Scene:  # noqa: F811 - the fixture imported above
+def scene(world: World) -> Scene:
     acme = world.api_key.organization
     alice = User.objects.get(username="alice")
     plain, key = make_key(acme, name="ops", kind=KeyKind.MANAGEMENT, created_by=alice)

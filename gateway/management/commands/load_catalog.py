@@ -7,7 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
 
+from audit.actors import Actor
+from audit.trail import record_run
 from gateway.catalog import CatalogError, catalog_load
 
 
@@ -26,7 +29,10 @@ class Command(BaseCommand):
         if "\x00" in str(options["file"]):
             raise CommandError(f"cannot read {str(options['file'])!r}: a path holds no NUL")
         try:
-            report = catalog_load(options["file"], keep_existing=options["keep_existing"])
+            with transaction.atomic():
+                report = catalog_load(options["file"], keep_existing=options["keep_existing"])
+                note = f"{options['file']}: " + "; ".join(report.lines())
+                record_run(Actor.command("load_catalog"), "load", "gateway.catalog", note=note)
         except CatalogError as exc:
             raise CommandError(str(exc)) from None
         for line in report.lines():

@@ -12,6 +12,8 @@ from django.db import transaction
 
 from accounts.models import SavedKey
 from accounts.secrets import is_current
+from audit.actors import Actor
+from audit.trail import record_run
 from gateway.models import Provider
 
 
@@ -46,6 +48,11 @@ class Command(BaseCommand):
         try:
             with transaction.atomic():
                 saved, providers = _saved_keys(), _provider_keys()
+                note = (
+                    f"saved keys: {saved[0]} re-encrypted; "
+                    f"Momor's provider keys: {providers[0]} re-encrypted"
+                )
+                record_run(Actor.command("reencrypt_secrets"), "reencrypt", "secrets", note=note)
         except ImproperlyConfigured as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"saved keys: {saved[0]} re-encrypted, {saved[1]} already current")

@@ -10,9 +10,12 @@ from typing import Any, TypeVar
 
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 
 from accounts.key_env import key_env_problem
 from accounts.models import SavedKey
+from audit.actors import Actor
+from audit.trail import record_run
 from billing.models import Attempt, Generation
 from core.redaction import scrub
 from gateway.models import Provider
@@ -52,5 +55,8 @@ class Command(BaseCommand):
             keys = known_keys()
         except ImproperlyConfigured as exc:
             raise CommandError(str(exc)) from None
-        attempts, generations = scrub_errors(Attempt, keys), scrub_errors(Generation, keys)
+        with transaction.atomic():
+            attempts, generations = scrub_errors(Attempt, keys), scrub_errors(Generation, keys)
+            note = f"attempts: {attempts} scrubbed; generations: {generations} scrubbed"
+            record_run(Actor.command("scrub_records"), "scrub", "billing.generation", note=note)
         self.stdout.write(f"attempts: {attempts} scrubbed; generations: {generations} scrubbed")
