@@ -3,6 +3,8 @@ in through an identity provider; and whether it requires single sign-on of its m
 
 from __future__ import annotations
 
+from allauth.socialaccount.models import SocialAccount
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -76,8 +78,17 @@ class SignInPolicy(models.Model):
         return f"{self.organization}: {'SSO required' if self.sso_required else 'any sign-in'}"
 
 
+def organization_requires_sso(organization_id: int) -> bool:
+    return SignInPolicy.objects.filter(organization_id=organization_id, sso_required=True).exists()
+
+
 def sso_required_for(user_id: int) -> bool:
     """Whether an organization the user belongs to requires single sign-on."""
     return SignInPolicy.objects.filter(
         sso_required=True, organization__memberships__user_id=user_id
     ).exists()
+
+
+def signed_in_through_a_provider(user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Whether the account is linked to an identity provider (it has signed in through one)."""
+    return user.is_authenticated and SocialAccount.objects.filter(user_id=user.pk).exists()

@@ -24,6 +24,7 @@ from accounts.invitations import (
 from accounts.models import Invitation
 from accounts.permissions import SESSION_ORG
 from accounts.services import AccountError
+from accounts.sso.models import organization_requires_sso, signed_in_through_a_provider
 from audit.actors import Actor
 
 PAGE = "registration/invitation.html"
@@ -67,6 +68,14 @@ def invitation_opened(request: HttpRequest) -> HttpResponse:
 
 
 def _follow(request: HttpRequest, found: Invitation) -> HttpResponse:
+    if organization_requires_sso(found.organization_id) and not signed_in_through_a_provider(
+        request.user
+    ):
+        refused = (
+            f"{found.organization.name} requires single sign-on: sign in through your identity "
+            f"provider as {found.email}, then open the invitation's link again."
+        )
+        return render(request, PAGE, {"invitation": found, "refused": refused}, status=403)
     if account_exists(found.email):
         return _for_an_account(request, found)
     if request.user.is_authenticated:

@@ -15,6 +15,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from playwright.sync_api import Page, expect
 
+from accounts.invitations import invitation_send
 from accounts.models import Membership, Organization, Role
 from accounts.sso.models import EmailDomain, SignInPolicy
 from momor import identity_providers
@@ -213,3 +214,35 @@ def operator_verifies(page: Page, domain: str) -> None:
     page.locator("select[name=action]").select_option("verify")
     page.get_by_role("button", name="Go").click()
     expect(page.locator(".messagelist")).to_have_text(f"Verified {domain} for acme.")
+
+
+def test_an_invitation_to_an_organization_that_requires_sso_is_accepted_through_the_provider(
+    page: Page, world: World, issuer: str
+) -> None:
+    SignInPolicy.objects.create(organization=world.org, sso_required=True)
+    links: list[str] = []
+    invitation_send(
+        organization=world.org,
+        email="olga@elsewhere.test",
+        role=Role.ADMIN,
+        invited_by=make_user("alice", world.org, Role.OWNER),
+        link_for=lambda token: links.append(f"{world.url}/invitations/{token}/") or links[-1],
+    )
+
+    page.goto(links[0])
+    expect(page.locator("#refused")).to_have_text(
+        "Acme requires single sign-on: sign in through your identity provider as "
+        "olga@elsewhere.test, then open the invitation's link again."
+    )
+    expect(page.locator("#set-password")).to_have_count(0)
+
+    sign_in_at_provider(page, "olga")
+    expect(page).to_have_url(f"{world.url}/welcome/")
+    page.goto(links[0])
+    page.get_by_role("button", name="Accept and join").click()
+
+    expect(page.locator(".me .who strong")).to_have_text("olga")
+    expect(page.locator(".me .who span")).to_have_text("Admin")
+    olga = get_user_model().objects.get(email="olga@elsewhere.test")
+    assert olga.socialaccount_set.get().provider == "acme-idp"
+    assert not olga.has_usable_password()
