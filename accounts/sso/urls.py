@@ -5,14 +5,20 @@ with it) and allauth's pages for a sign-in cancelled or failed; the owner's page
 from __future__ import annotations
 
 from allauth.socialaccount import views
-from allauth.socialaccount.providers.openid_connect.urls import urlpatterns as openid_connect
-from django.urls import include, path
+from allauth.socialaccount.providers.openid_connect.views import callback
+from django.urls import path
 from django.views.generic import RedirectView
 
+from accounts.sso import sign_in
 from accounts.sso import views as pages
 
 urlpatterns = [
-    path("accounts/", include(openid_connect)),
+    path("accounts/oidc/<str:provider_id>/login/", sign_in.start, name="openid_connect_login"),
+    path(
+        "accounts/oidc/<str:provider_id>/login/callback/",
+        callback,
+        name="openid_connect_callback",
+    ),
     path("accounts/sso/cancelled/", views.login_cancelled, name="socialaccount_login_cancelled"),
     path("accounts/sso/error/", views.login_error, name="socialaccount_login_error"),
     path("accounts/sso/signup/", views.signup, name="socialaccount_signup"),
