@@ -6,18 +6,29 @@ from __future__ import annotations
 
 from allauth.socialaccount import views
 from allauth.socialaccount.providers.openid_connect.views import callback
-from django.urls import path
+from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
 from accounts.sso import sign_in
 from accounts.sso import views as pages
 
 urlpatterns = [
-    path("accounts/oidc/<str:provider_id>/login/", sign_in.start, name="openid_connect_login"),
+    # allauth's own openid_connect routes, the start of a sign-in taken by Momor's
     path(
-        "accounts/oidc/<str:provider_id>/login/callback/",
-        callback,
-        name="openid_connect_callback",
+        "accounts/oidc/",
+        include(
+            [
+                re_path(
+                    r"^(?P<provider_id>[^/]+)/",
+                    include(
+                        [
+                            path("login/", sign_in.start, name="openid_connect_login"),
+                            path("login/callback/", callback, name="openid_connect_callback"),
+                        ]
+                    ),
+                )
+            ]
+        ),
     ),
     path("accounts/sso/cancelled/", views.login_cancelled, name="socialaccount_login_cancelled"),
     path("accounts/sso/error/", views.login_error, name="socialaccount_login_error"),
