@@ -1,6 +1,7 @@
 """Nothing lost, nothing doubled, nothing hangs: real gateways (uvicorn), Celery workers,
-PostgreSQL and Redis, hundreds of plain and streamed calls (with a worker or a gateway killed:
-a mix of the four APIs), and in each scenario one fault part-way through. After each, the
+PostgreSQL and Redis, hundreds of plain and streamed calls (with no fault, or a worker or a
+gateway killed: a mix of the four APIs), and in each other scenario one fault part-way
+through. After each, the
 books balance, per API too (tests/chaos/books.py)."""
 
 from __future__ import annotations
@@ -37,6 +38,16 @@ def check(deployment: Deployment, outcomes: list[Outcome]) -> None:
     stores, org = deployment.stores, deployment.org
     assert_books_balance(stores.database_url, stores.redis.url, org, outcomes)
     assert_each_api_books(stores.database_url, org, outcomes, deployment.tokens)
+
+
+def test_no_fault_answers_and_books_every_call_of_every_api(deployment: Deployment) -> None:
+    pool = Pool([deployment.gateway().url, deployment.gateway().url])
+    deployment.worker()
+
+    outcomes = load(deployment, pool, lambda: None, MIX)
+
+    assert all(o.complete for o in outcomes)
+    check(deployment, outcomes)
 
 
 def test_a_worker_killed_mid_load_leaves_nothing_behind(deployment: Deployment) -> None:
