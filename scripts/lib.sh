@@ -82,8 +82,9 @@ ensure_static_assets() {
   done
 }
 
-# ensure_test_clients: the real clients the tests run against the gateway (Claude Code, Codex
-# CLI, Anthropic's TypeScript SDK, the Vercel AI SDK, and the Node.js 22 they need), installed
+# ensure_test_clients: the real clients and peers the tests run against the gateway (Claude
+# Code, Codex CLI, Anthropic's TypeScript SDK, the Vercel AI SDK, the OpenID Connect provider
+# the sign-in tests sign in on, and the Node.js 22 they need), installed
 # from the npm registry as tests/clients/package-lock.json pins them, into
 # tests/clients/node_modules (the tests find them there). Install scripts run here: Node.js's
 # and Claude Code's pick their platform's binary.
