@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db.models import QuerySet
+from django.db.models import Manager, QuerySet
 from rest_framework import generics, serializers, status
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.request import Request
@@ -25,10 +25,22 @@ from accounts.services import AccountError, NotAllowed, api_key_create, api_key_
 AUTH = [ManagementKeyAuthentication, SessionAuthentication]
 
 
+class ApiKeyPage(serializers.ListSerializer[ApiKey]):
+    """A list of keys whose OpenRouter fields are read for all of them at once."""
+
+    limits: dict[int, dict[str, Any]]
+
+    def to_representation(self, data: Any) -> list[Any]:
+        keys = list(data.all() if isinstance(data, Manager | QuerySet) else data)
+        self.limits = key_limits()(keys)
+        return super().to_representation(keys)
+
+
 class ApiKeySerializer(serializers.ModelSerializer[ApiKey]):
     revoked = serializers.SerializerMethodField()
 
     class Meta:
+        list_serializer_class = ApiKeyPage
         model = ApiKey
         fields = [
             "id",
@@ -48,8 +60,11 @@ class ApiKeySerializer(serializers.ModelSerializer[ApiKey]):
         return key.revoked_at is not None
 
     def to_representation(self, instance: ApiKey) -> dict[str, Any]:
-        """With OpenRouter's key fields: the key's tightest limit of its own and its usage."""
-        return {**super().to_representation(instance), **key_limits()(instance)}
+        """With OpenRouter's key fields: the key's tightest limit of its own and its usage (read
+        for the whole page by `ApiKeyPage`, else for this key)."""
+        page = self.parent
+        limits = page.limits if isinstance(page, ApiKeyPage) else key_limits()([instance])
+        return {**super().to_representation(instance), **limits[instance.pk]}
 
 
 def _expiry_in_range(value: datetime | None) -> None:

@@ -10,7 +10,7 @@ from django import forms
 
 from accounts.field_bounds import INTEGER_MAX
 from accounts.hooks import provider_places
-from accounts.models import Organization, Role
+from accounts.models import BudgetPeriod, Organization, Role
 from core.durations import format_duration, parse_duration
 
 
@@ -35,6 +35,23 @@ class ApiKeyLimitsForm(forms.Form):
 class ApiKeyCreateForm(ApiKeyLimitsForm):
     name = forms.CharField(max_length=100, required=False, help_text="What or who uses it.")
     field_order = ["name", "credit_limit", "rate_limit"]
+
+
+class BudgetForm(forms.Form):
+    """A budget set from the keys or members page: a key's (`key`), a member's (`member`, their
+    user id), or the organization's; no amount lifts it."""
+
+    key = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    member = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    period = forms.ChoiceField(choices=BudgetPeriod.choices)
+    amount = forms.DecimalField(
+        max_digits=18,
+        decimal_places=9,
+        min_value=Decimal(0),
+        required=False,
+        label="Budget (USD)",
+        help_text="Empty: no budget for the period.",
+    )
 
 
 class SavedKeyForm(forms.Form):

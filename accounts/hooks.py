@@ -14,6 +14,8 @@ in its `AppConfig.ready()`:
 - `KeyLimits`, registered by `billing` (`billing.ledger.key_limits.openrouter_fields`): a key's
   limits and usage as OpenRouter's key object writes them, for the key's representation in the
   management API.
+- `BudgetSpent`, registered by `billing` (`billing.ledger.budget_spend.spent_now`): what a
+  budget has spent in its current window, for the keys and members pages.
 
 Asking for a hook nobody registered is a configuration error (the app is not installed)."""
 
@@ -25,9 +27,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 from django.core.exceptions import ImproperlyConfigured
 
 if TYPE_CHECKING:
+    from decimal import Decimal
+
     from django.db.models import QuerySet
 
-    from accounts.models import ApiKey
+    from accounts.models import ApiKey, Budget
 
 
 class ProviderPlaces(Protocol):
@@ -55,11 +59,19 @@ class KeySpend(Protocol):
 
 
 class KeyLimits(Protocol):
-    """A key's limits and usage, in OpenRouter's key fields."""
+    """Keys' limits and usage, in OpenRouter's key fields."""
 
-    def __call__(self, key: ApiKey) -> dict[str, Any]:
-        """`limit`, `limit_remaining`, `limit_reset`, `usage`, `usage_daily`, `usage_weekly`
-        and `usage_monthly`."""
+    def __call__(self, keys: list[ApiKey]) -> dict[int, dict[str, Any]]:
+        """By key id: `limit`, `limit_remaining`, `limit_reset`, `usage`, `usage_daily`,
+        `usage_weekly` and `usage_monthly`."""
+        ...
+
+
+class BudgetSpent(Protocol):
+    """What a budget has spent in its current window."""
+
+    def __call__(self, budget: Budget) -> Decimal:
+        """USD, as the stored records hold it."""
         ...
 
 
@@ -68,6 +80,7 @@ class _Registered:
     provider_places: ProviderPlaces | None = None
     key_spend: KeySpend | None = None
     key_limits: KeyLimits | None = None
+    budget_spent: BudgetSpent | None = None
 
 
 _registered = _Registered()
@@ -83,6 +96,10 @@ def register_key_spend(spend: KeySpend) -> None:
 
 def register_key_limits(limits: KeyLimits) -> None:
     _registered.key_limits = limits
+
+
+def register_budget_spent(spent: BudgetSpent) -> None:
+    _registered.budget_spent = spent
 
 
 def provider_places() -> ProviderPlaces:
@@ -101,3 +118,9 @@ def key_limits() -> KeyLimits:
     if _registered.key_limits is None:
         raise ImproperlyConfigured("no app registered the limits of API keys: install `billing`")
     return _registered.key_limits
+
+
+def budget_spent() -> BudgetSpent:
+    if _registered.budget_spent is None:
+        raise ImproperlyConfigured("no app registered the spend of budgets: install `billing`")
+    return _registered.budget_spent

@@ -11,6 +11,7 @@ from accounts.sso.form_action import admits_identity_providers
 from accounts.sso.password import PasswordSignInForm
 from accounts.views import (
     audit,
+    budgets,
     invitations,
     keys,
     members,
@@ -44,6 +45,7 @@ urlpatterns = [
     path("keys/", keys.key_list, name="keys"),
     path("keys/<int:pk>/limits/", keys.key_limits, name="key-limits"),
     path("keys/<int:pk>/revoke/", keys.key_revoke, name="key-revoke"),
+    path("budgets/", budgets.budget_change, name="budget-change"),
     path("provider-keys/", provider_keys.provider_key_list, name="provider-keys"),
     path(
         "provider-keys/<int:pk>/remove/",

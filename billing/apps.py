@@ -5,7 +5,7 @@ from typing import Any
 from django.apps import AppConfig
 from django.db.models.signals import post_migrate
 
-from accounts.hooks import register_key_limits, register_key_spend
+from accounts.hooks import register_budget_spent, register_key_limits, register_key_spend
 
 
 class BillingConfig(AppConfig):
@@ -14,11 +14,13 @@ class BillingConfig(AppConfig):
 
     def ready(self) -> None:
         # Imported once the models are loaded, as Django requires of modules that query them.
+        from billing.ledger.budget_spend import spent_now
         from billing.ledger.key_limits import openrouter_fields
         from billing.usage.reads import with_spend
 
         register_key_spend(with_spend)
         register_key_limits(openrouter_fields)
+        register_budget_spent(spent_now)
         post_migrate.connect(_partitions_ensure, sender=self)
 
 

@@ -1,5 +1,5 @@
-"""API keys: list with spend and limits, create (the secret shown once), set limits, revoke.
-Members see and manage the keys they created; admins and owners every key of the
+"""API keys: list with spend, limits and budgets, create (the secret shown once), set limits,
+revoke. Members see and manage the keys they created; admins and owners every key of the
 organization."""
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from django.views.decorators.http import require_POST
 from accounts.acting import audited_on
 from accounts.forms import ApiKeyCreateForm, ApiKeyLimitsForm
 from accounts.hooks import key_spend
-from accounts.models import ApiKey, Membership, Role
+from accounts.models import ApiKey, Budget, BudgetPeriod, Membership, Role
 from accounts.permissions import at_least, can_see_all_keys, role_required
 from accounts.services import AccountError, api_key_create, api_key_update
+from accounts.views.budgets import rows_by
 from accounts.views.helpers import errors_sentence, is_htmx
 
 
@@ -47,7 +48,13 @@ def key_list(request: HttpRequest, membership: Membership) -> HttpResponse:
         else:
             form = ApiKeyCreateForm()
     keys = key_spend()(_keys(request, membership).select_related("created_by"))
-    context = {"keys": keys, "form": form, "new_secret": new_secret}
+    context = {
+        "keys": keys,
+        "budgets": rows_by(Budget.objects.filter(api_key__in=keys), "api_key_id"),
+        "form": form,
+        "new_secret": new_secret,
+        "periods": BudgetPeriod.choices,
+    }
     return render(request, "accounts/keys.html", context, status=400 if form.errors else 200)
 
 
@@ -78,7 +85,9 @@ def key_revoke(request: HttpRequest, membership: Membership, pk: int) -> HttpRes
         key.revoke()
     if is_htmx(request):
         row = key_spend()(_keys(request, membership)).get(pk=pk)
-        return render(request, "accounts/_key_row.html", {"key": row})
+        budgets = rows_by(Budget.objects.filter(api_key=row), "api_key_id")
+        context = {"key": row, "budgets": budgets, "periods": BudgetPeriod.choices}
+        return render(request, "accounts/_key_row.html", context)
     messages.success(
         request, f"{key.name or key.prefix} revoked: the gateway refuses it within seconds."
     )

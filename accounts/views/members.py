@@ -1,5 +1,6 @@
-"""Members: list, invite (the link is mailed to the person, never shown here), revoke a pending
-invitation, change role, remove. Admins manage members and admins; owners also owners."""
+"""Members: list (with their budgets, and the organization's), invite (the link is mailed to
+the person, never shown here), revoke a pending invitation, change role, remove. Admins manage
+members and admins; owners also owners."""
 
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ from django.views.decorators.http import require_POST
 from accounts.acting import audited_on
 from accounts.forms import InviteForm, RoleForm
 from accounts.invitations import invitation_revoke, invitation_send
-from accounts.models import Invitation, Membership, Role
+from accounts.models import Budget, BudgetPeriod, BudgetScope, Invitation, Membership, Role
 from accounts.permissions import at_least, can_manage_member, role_required
 from accounts.services import AccountError, membership_remove, membership_set_role
+from accounts.views.budgets import budget_rows, rows_by
 
 
 @role_required(Role.ADMIN)
@@ -41,11 +43,18 @@ def member_list(request: HttpRequest, membership: Membership) -> HttpResponse:
             messages.success(request, f"Invitation mailed to {sent.email}.")
             return redirect("members")
     org = membership.organization
+    members = org.memberships.select_related("user").order_by("user__username")
+    by_member = rows_by(Budget.objects.filter(organization=org, scope=BudgetScope.MEMBER),
+                        "member_id")  # fmt: skip
     context = {
-        "members": org.memberships.select_related("user").order_by("user__username"),
+        "members": [(m, by_member.get(m.user_id, [])) for m in members],
         "invitations": org.invitations.pending().select_related("invited_by"),
         "form": form,
         "roles": Role.choices,
+        "periods": BudgetPeriod.choices,
+        "org_budgets": budget_rows(
+            Budget.objects.filter(organization=org, scope=BudgetScope.ORGANIZATION)
+        ),
     }
     return render(request, "accounts/members.html", context, status=400 if form.errors else 200)
 

@@ -7,6 +7,7 @@ from datetime import datetime
 from decimal import Decimal
 
 from django.db.models import Sum
+from django.utils import timezone
 
 from accounts.models import ApiKey, Budget, BudgetScope
 from accounts.periods import Meter, window
@@ -40,3 +41,8 @@ def spent(org_id: int, meter: Meter) -> Decimal:
         rows = rows.filter(day__gte=meter.window.start, day__lt=meter.window.end)
     total: Decimal | None = rows.aggregate(spent=Sum("cost"))["spent"]
     return total or Decimal(0)
+
+
+def spent_now(budget: Budget) -> Decimal:
+    """What the budget has spent in its current window."""
+    return spent(budget.organization_id, meter_of(budget, timezone.now()))

@@ -1,51 +1,71 @@
-"""A key's limits and usage as OpenRouter's key object writes them (`limit`, `limit_remaining`,
+"""Keys' limits and usage as OpenRouter's key object writes them (`limit`, `limit_remaining`,
 `limit_reset`, `usage`, `usage_daily`, `usage_weekly`, `usage_monthly`, in USD as numbers), for
-the key's representation in the management API. Its limit is the one of its own (its credit
-limit, its budgets) with the least left now; the usage of a period is that of the UTC day, ISO
-week or month under way, as the stored records hold it."""
+their representation in the management API, read for a page of keys at once. A key's limit is
+the one of its own (its credit limit, its budgets) with the least left now; the usage of a
+period is that of the UTC day, ISO week or month under way, as the stored records hold it."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from django.db.models import Q, Sum
 from django.utils import timezone
 
-from accounts.models import ApiKey, Budget, BudgetPeriod, BudgetScope
-from accounts.periods import ALL_TIME, Meter, window
-from billing.ledger.budget_spend import meter_of, spent
+from accounts.models import ApiKey, Budget, BudgetPeriod
+from accounts.periods import window
+from billing.models import DailyRollup
 
 PERIODS = {"usage_daily": BudgetPeriod.DAILY, "usage_weekly": BudgetPeriod.WEEKLY,
            "usage_monthly": BudgetPeriod.MONTHLY}  # fmt: skip
+SPENT_IN: dict[str, str] = {BudgetPeriod.TOTAL: "usage"}
+SPENT_IN |= {period: field for field, period in PERIODS.items()}
+Usage = dict[str, Decimal]
 
 
-def openrouter_fields(key: ApiKey) -> dict[str, Any]:
-    now = timezone.now()
-    usage = {"usage": _usd(spent(key.organization_id, Meter(BudgetScope.KEY, key.pk, ALL_TIME)))}
+def openrouter_fields(keys: list[ApiKey]) -> dict[int, dict[str, Any]]:
+    """Each key's fields, by its id, in two queries whatever the number of keys."""
+    ids = [key.pk for key in keys]
+    usage = _usage(ids, timezone.now())
+    budgets: dict[int, list[Budget]] = {}
+    for budget in Budget.objects.filter(api_key_id__in=ids):
+        budgets.setdefault(budget.api_key_id or 0, []).append(budget)
+    none = dict.fromkeys(SPENT_IN.values(), Decimal(0))
+    return {key.pk: _fields(key, usage.get(key.pk, none), budgets.get(key.pk, [])) for key in keys}
+
+
+def _usage(ids: list[int], now: datetime) -> dict[int, Usage]:
+    sums = {"usage": Sum("cost")}
     for field, period in PERIODS.items():
-        meter = Meter(BudgetScope.KEY, key.pk, window(period, now))
-        usage[field] = _usd(spent(key.organization_id, meter))
-    limits = [(amount, period, amount - spent(key.organization_id, meter))
-              for amount, period, meter in _limits(key)]  # fmt: skip
-    if not limits:
-        return {"limit": None, "limit_remaining": None, "limit_reset": None, **usage}
-    amount, reset, left = min(limits, key=lambda one: one[2])
-    return {"limit": _usd(amount), "limit_remaining": _usd(max(left, Decimal(0))),
-            "limit_reset": reset, **usage}  # fmt: skip
-
-
-def _limits(key: ApiKey) -> list[tuple[Decimal, str | None, Meter]]:
-    """Each limit of the key's own: its amount, the period it resets by (None: never), and
-    its meter now."""
-    now = timezone.now()
-    found: list[tuple[Decimal, str | None, Meter]] = []
-    if key.credit_limit is not None:
-        found.append((key.credit_limit, None, Meter(BudgetScope.KEY, key.pk, ALL_TIME)))
-    for budget in Budget.objects.filter(api_key=key):
-        reset = None if budget.period == BudgetPeriod.TOTAL else budget.period
-        found.append((budget.amount, reset, meter_of(budget, now)))
+        span = window(period, now)
+        sums[field] = Sum("cost", filter=Q(day__gte=span.start, day__lt=span.end))
+    rows = DailyRollup.objects.filter(api_key_id__in=ids).values("api_key_id").annotate(**sums)
+    found: dict[int, Usage] = {}
+    for row in rows:
+        sums_of: dict[str, Any] = dict(row)
+        found[row["api_key_id"]] = {f: sums_of[f] or Decimal(0) for f in SPENT_IN.values()}
     return found
 
 
-def _usd(amount: Decimal) -> float:
-    return float(amount)
+def _fields(key: ApiKey, usage: Usage, budgets: list[Budget]) -> dict[str, Any]:
+    limits = [(amount, reset, amount - usage[SPENT_IN[period]])
+              for amount, period, reset in _limits(key, budgets)]  # fmt: skip
+    used = {field: float(amount) for field, amount in usage.items()}
+    if not limits:
+        return {"limit": None, "limit_remaining": None, "limit_reset": None, **used}
+    amount, reset, left = min(limits, key=lambda one: one[2])
+    return {"limit": float(amount), "limit_remaining": float(max(left, Decimal(0))),
+            "limit_reset": reset, **used}  # fmt: skip
+
+
+def _limits(key: ApiKey, budgets: list[Budget]) -> list[tuple[Decimal, str, str | None]]:
+    """Each limit of the key's own: its amount, the period its spend is counted in, and the
+    period it resets by (None: never)."""
+    found: list[tuple[Decimal, str, str | None]] = []
+    if key.credit_limit is not None:
+        found.append((key.credit_limit, BudgetPeriod.TOTAL, None))
+    for budget in budgets:
+        reset = None if budget.period == BudgetPeriod.TOTAL else budget.period
+        found.append((budget.amount, budget.period, reset))
+    return found
