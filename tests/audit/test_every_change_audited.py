@@ -185,10 +185,6 @@ MUTATIONS: dict[str, Scenario] = {
         s.owner().post(f"/keys/{s.world.api_key.pk}/revoke/"),
         ALICE,
     ),
-    "budgets/": lambda s: (
-        s.owner().post("/budgets/", {"period": "daily", "amount": "5"}),
-        ALICE,
-    ),
     "provider-keys/": lambda s: (
         s.owner().post("/provider-keys/", {"provider": "azure@eu", "secret": "sk-new-eu-1234"}),
         ALICE,
