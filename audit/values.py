@@ -6,7 +6,6 @@ change reads "changed"."""
 
 from __future__ import annotations
 
-import re
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
@@ -14,14 +13,16 @@ from uuid import UUID
 
 from django.db import models
 
-SECRET_FIELD = re.compile(r"secret|password|token|hash|encrypted|credential")
+SECRET_WORDS = frozenset({"secret", "password", "token", "hash", "encrypted", "credential"})
 CHANGED = "changed"
 
 Values = dict[str, Any]
 
 
 def is_secret(name: str) -> bool:
-    return SECRET_FIELD.search(name) is not None
+    """A field named with a secret's word: `key_hash`, `secret_encrypted`, `password`
+    (`max_output_tokens` is none)."""
+    return not SECRET_WORDS.isdisjoint(name.split("_"))
 
 
 def values_of(obj: models.Model | None) -> Values:

@@ -17,6 +17,7 @@ from audit.actors import Actor
 from audit.models import AuditEvent
 from audit.retention import audit_purge
 from audit.trail import audited
+from gateway.models import Model
 from tests.ui_helpers import signed_in
 
 
@@ -93,3 +94,10 @@ def test_owners_and_admins_read_and_export_the_trail_members_do_not(
     assert len(lines) == 2 and ",user,alice,update,accounts.organization," in lines[1]
     assert signed_in(bob).get("/audit/").status_code == 403
     assert Client().get("/audit/").status_code == 302
+
+
+def test_a_field_that_only_names_tokens_keeps_its_values(db: None) -> None:
+    model = Model.objects.create(id="acme/small", max_output_tokens=1000)
+    with audited(Actor.command("load_catalog"), "update", model):
+        Model.objects.filter(pk=model.pk).update(max_output_tokens=2000)
+    assert AuditEvent.objects.get().changes == {"max_output_tokens": [1000, 2000]}
