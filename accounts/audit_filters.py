@@ -15,6 +15,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from audit.models import AuditEvent
+from core.formatting import spreadsheet_inert
 
 DAYS = [(7, "7 days"), (30, "30 days"), (90, "90 days"), (365, "365 days")]
 COLUMNS = [
@@ -86,9 +87,9 @@ def events_csv(events: QuerySet[AuditEvent]) -> Iterator[str]:
     yield buffer.getvalue()
 
 
-def _row(event: AuditEvent) -> list[str]:
+def _row(event: AuditEvent) -> list[object]:
     return [
-        _inert(value)
+        spreadsheet_inert(value)
         for value in [
             event.at.isoformat(),
             event.actor_kind,
@@ -103,8 +104,3 @@ def _row(event: AuditEvent) -> list[str]:
             event.user_agent,
         ]
     ]
-
-
-def _inert(text: str) -> str:
-    """Text a spreadsheet would run as a formula (a user agent, a name) is quoted."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@") else text

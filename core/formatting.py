@@ -60,3 +60,10 @@ def format_usd(amount: Decimal) -> str:
     """12.500000000 as '12.50 USD': trailing zeros dropped, but always cents."""
     whole, _, fraction = f"{amount.normalize():f}".partition(".")
     return f"{whole}.{fraction.ljust(2, '0')} USD"
+
+
+def spreadsheet_inert(value: object) -> object:
+    """A CSV cell a spreadsheet would run as a formula (a provider's error, a name) quoted."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
+        return "'" + value
+    return value

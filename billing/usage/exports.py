@@ -12,6 +12,7 @@ from datetime import datetime
 
 from billing.models import Generation, GenerationQuerySet
 from billing.usage.keyset import batches
+from core.formatting import spreadsheet_inert
 
 CSV_FIELDS = (
     "request_id", "created_at", "model", "provider", "status", "http_status", "streamed",
@@ -48,14 +49,7 @@ def _csv_values(row: Generation) -> list[object]:
     key = row.api_key.prefix if row.api_key else ""
     values: list[object] = [getattr(row, name) for name in _PLAIN]
     values[1] = row.created_at.isoformat()
-    return [_inert(value) for value in [*values, key, row.error, row.api]]
-
-
-def _inert(value: object) -> object:
-    """Text a spreadsheet would run as a formula (a provider's error, say) is quoted."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
-        return "'" + value
-    return value
+    return [spreadsheet_inert(value) for value in [*values, key, row.error, row.api]]
 
 
 def export_name(organization_slug: str, now: datetime) -> str:

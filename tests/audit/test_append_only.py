@@ -101,3 +101,17 @@ def test_a_field_that_only_names_tokens_keeps_its_values(db: None) -> None:
     with audited(Actor.command("load_catalog"), "update", model):
         Model.objects.filter(pk=model.pk).update(max_output_tokens=2000)
     assert AuditEvent.objects.get().changes == {"max_output_tokens": [1000, 2000]}
+
+
+def test_the_export_quotes_what_a_spreadsheet_would_run(acme: Organization, alice: User) -> None:
+    AuditEvent.objects.create(
+        organization_id=acme.pk,
+        actor_kind="user",
+        actor="=HYPERLINK(1)",
+        action="update",
+        user_agent="@agent",
+    )
+    export = signed_in(alice).get("/audit/export.csv")
+    row = b"".join(export.streaming_content).decode().splitlines()[1]
+    assert row.startswith(f"{AuditEvent.objects.get().at.isoformat()},user,'=HYPERLINK(1),update,")
+    assert row.endswith(",'@agent")
