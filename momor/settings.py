@@ -44,6 +44,8 @@ INSTALLED_APPS = [
     *RUNSERVER_APPS,
     # Django's admin, every model registered on it audited (audit/admin_site.py)
     "audit.admin_config.AuditedAdminConfig",
+    # before django.contrib.auth: its changepassword and createsuperuser are audited ones
+    "audit",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -60,7 +62,6 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "channels",
-    "audit",
     "accounts",
     "gateway",
     "billing",

@@ -1,10 +1,12 @@
-"""Every operator command of Momor's apps that changes state leaves exactly one audit row
+"""Every operator command of Momor's apps (and Django's changepassword and createsuperuser,
+which Momor audits) that changes state leaves exactly one audit row
 naming the command and the system account that ran it. The commands are walked from Django's
 registry: a new one fails here until it is audited or listed, with the reason, in
 NOT_CHANGES."""
 
 from __future__ import annotations
 
+import getpass
 from collections.abc import Callable
 from decimal import Decimal
 from io import StringIO
@@ -77,6 +79,8 @@ RUNS: dict[str, Callable[[World, Path], list[str]]] = {
     "load_catalog": _catalog,
     "reencrypt_secrets": lambda w, p: [],
     "scrub_records": lambda w, p: [],
+    "createsuperuser": lambda w, p: ["--noinput", "--username", "root", "--email", "r@example.com"],
+    "changepassword": lambda w, p: ["alice"],
 }
 
 
@@ -94,6 +98,8 @@ def test_each_command_leaves_one_audit_row_naming_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("AZURE_EU_TEST_KEY", "sk-acme-eu-secret-0123456789")
+    monkeypatch.setenv("DJANGO_SUPERUSER_PASSWORD", "a-new-pass-456!")
+    monkeypatch.setattr(getpass, "getpass", lambda prompt="": "a-new-pass-456!")
     args = RUNS[name](world, tmp_path)
     before = AuditEvent.objects.count()
     call_command(name, *args, stdout=StringIO())
@@ -102,3 +108,16 @@ def test_each_command_leaves_one_audit_row_naming_it(
         (ActorKind.COMMAND, name)
     ]
     assert rows[0].address is None
+
+
+def test_changepassword_keeps_only_that_the_password_changed(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(getpass, "getpass", lambda prompt="": "a-new-pass-456!")
+    call_command("changepassword", "alice", stdout=StringIO())
+    event = AuditEvent.objects.get()
+    assert (event.action, event.object_repr, event.changes) == (
+        "change_password",
+        "alice",
+        {"password": "changed"},
+    )
