@@ -14,8 +14,8 @@ in its `AppConfig.ready()`:
 - `KeyLimits`, registered by `billing` (`billing.ledger.key_limits.openrouter_fields`): a key's
   limits and usage as OpenRouter's key object writes them, for the key's representation in the
   management API.
-- `BudgetSpent`, registered by `billing` (`billing.ledger.budget_spend.spent_now`): what a
-  budget has spent in its current window, for the keys and members pages.
+- `BudgetSpent`, registered by `billing` (`billing.ledger.budget_spend.spent_now_many`): what
+  budgets have spent in their current windows, for the keys and members pages.
 
 Asking for a hook nobody registered is a configuration error (the app is not installed)."""
 
@@ -68,10 +68,10 @@ class KeyLimits(Protocol):
 
 
 class BudgetSpent(Protocol):
-    """What a budget has spent in its current window."""
+    """What budgets have spent in their current windows."""
 
-    def __call__(self, budget: Budget) -> Decimal:
-        """USD, as the stored records hold it."""
+    def __call__(self, budgets: list[Budget]) -> dict[int, Decimal]:
+        """USD by budget id, as the stored records hold it."""
         ...
 
 

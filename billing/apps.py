@@ -14,13 +14,13 @@ class BillingConfig(AppConfig):
 
     def ready(self) -> None:
         # Imported once the models are loaded, as Django requires of modules that query them.
-        from billing.ledger.budget_spend import spent_now
+        from billing.ledger.budget_spend import spent_now_many
         from billing.ledger.key_limits import openrouter_fields
         from billing.usage.reads import with_spend
 
         register_key_spend(with_spend)
         register_key_limits(openrouter_fields)
-        register_budget_spent(spent_now)
+        register_budget_spent(spent_now_many)
         post_migrate.connect(_partitions_ensure, sender=self)
 
 

@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db.models import QuerySet
+from django.db.models import Manager, QuerySet
 from django.utils import timezone
 from rest_framework import generics, serializers, status
 from rest_framework.authentication import SessionAuthentication
@@ -20,10 +20,21 @@ from accounts.api_auth import HasOrganization, ManagementKeyAuthentication, acce
 from accounts.budgets import budget_set
 from accounts.models import ApiKey, Budget, BudgetPeriod, Organization, Role
 from accounts.services import AccountError
-from billing.ledger.budget_spend import meter_of, spent
+from billing.ledger.budget_spend import meter_of, spent_now_many
 from core.formatting import money
 
 AUTH = [ManagementKeyAuthentication, SessionAuthentication]
+
+
+class BudgetPage(serializers.ListSerializer[Budget]):
+    """A list of budgets whose spend is read for all of them at once."""
+
+    spent: dict[int, Decimal]
+
+    def to_representation(self, data: Any) -> list[Any]:
+        budgets = list(data.all() if isinstance(data, Manager | QuerySet) else data)
+        self.spent = spent_now_many(budgets)
+        return super().to_representation(budgets)
 
 
 class BudgetSerializer(serializers.ModelSerializer[Budget]):
@@ -32,26 +43,24 @@ class BudgetSerializer(serializers.ModelSerializer[Budget]):
 
     key = serializers.IntegerField(source="api_key_id", read_only=True)
     member = serializers.IntegerField(source="member_id", read_only=True)
-    spent = serializers.SerializerMethodField()
-    remaining = serializers.SerializerMethodField()
-    resets_at = serializers.SerializerMethodField()
 
     class Meta:
+        list_serializer_class = BudgetPage
         model = Budget
-        fields = ["id", "scope", "key", "member", "period", "amount", "spent", "remaining",
-                  "resets_at"]  # fmt: skip
+        fields = ["id", "scope", "key", "member", "period", "amount"]
         read_only_fields = fields
 
-    def get_spent(self, budget: Budget) -> str:
-        return money(spent(budget.organization_id, meter_of(budget, timezone.now())))
-
-    def get_remaining(self, budget: Budget) -> str:
-        used = spent(budget.organization_id, meter_of(budget, timezone.now()))
-        return money(max(budget.amount - used, Decimal(0)))
-
-    def get_resets_at(self, budget: Budget) -> str | None:
-        resets = meter_of(budget, timezone.now()).window.resets_at
-        return resets.isoformat().replace("+00:00", "Z") if resets else None
+    def to_representation(self, instance: Budget) -> dict[str, Any]:
+        page = self.parent
+        spent = page.spent if isinstance(page, BudgetPage) else spent_now_many([instance])
+        used = spent[instance.pk]
+        resets = meter_of(instance, timezone.now()).window.resets_at
+        return {
+            **super().to_representation(instance),
+            "spent": money(used),
+            "remaining": money(max(instance.amount - used, Decimal(0))),
+            "resets_at": resets.isoformat().replace("+00:00", "Z") if resets else None,
+        }
 
 
 class BudgetInput(serializers.Serializer[Any]):

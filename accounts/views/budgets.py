@@ -45,8 +45,9 @@ class BudgetRow:
 
 
 def budget_rows(budgets: Iterable[Budget]) -> list[BudgetRow]:
-    spent = budget_spent()
-    return [BudgetRow(budget, spent(budget)) for budget in budgets]
+    found = list(budgets)
+    spent = budget_spent()(found)
+    return [BudgetRow(budget, spent[budget.pk]) for budget in found]
 
 
 def rows_by(budgets: Iterable[Budget], field: str) -> dict[int, list[BudgetRow]]:

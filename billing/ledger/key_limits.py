@@ -6,50 +6,29 @@ period is that of the UTC day, ISO week or month under way, as the stored record
 
 from __future__ import annotations
 
-from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Q, Sum
 from django.utils import timezone
 
 from accounts.models import ApiKey, Budget, BudgetPeriod
-from accounts.periods import window
+from billing.ledger.budget_spend import USAGE, Usage, usage_by
 from billing.models import DailyRollup
-
-PERIODS = {"usage_daily": BudgetPeriod.DAILY, "usage_weekly": BudgetPeriod.WEEKLY,
-           "usage_monthly": BudgetPeriod.MONTHLY}  # fmt: skip
-SPENT_IN: dict[str, str] = {BudgetPeriod.TOTAL: "usage"}
-SPENT_IN |= {period: field for field, period in PERIODS.items()}
-Usage = dict[str, Decimal]
 
 
 def openrouter_fields(keys: list[ApiKey]) -> dict[int, dict[str, Any]]:
     """Each key's fields, by its id, in two queries whatever the number of keys."""
     ids = [key.pk for key in keys]
-    usage = _usage(ids, timezone.now())
+    usage = usage_by(DailyRollup.objects.filter(api_key_id__in=ids), "api_key_id", timezone.now())
     budgets: dict[int, list[Budget]] = {}
     for budget in Budget.objects.filter(api_key_id__in=ids):
         budgets.setdefault(budget.api_key_id or 0, []).append(budget)
-    none = dict.fromkeys(SPENT_IN.values(), Decimal(0))
+    none = dict.fromkeys(USAGE.values(), Decimal(0))
     return {key.pk: _fields(key, usage.get(key.pk, none), budgets.get(key.pk, [])) for key in keys}
 
 
-def _usage(ids: list[int], now: datetime) -> dict[int, Usage]:
-    sums = {"usage": Sum("cost")}
-    for field, period in PERIODS.items():
-        span = window(period, now)
-        sums[field] = Sum("cost", filter=Q(day__gte=span.start, day__lt=span.end))
-    rows = DailyRollup.objects.filter(api_key_id__in=ids).values("api_key_id").annotate(**sums)
-    found: dict[int, Usage] = {}
-    for row in rows:
-        sums_of: dict[str, Any] = dict(row)
-        found[row["api_key_id"]] = {f: sums_of[f] or Decimal(0) for f in SPENT_IN.values()}
-    return found
-
-
 def _fields(key: ApiKey, usage: Usage, budgets: list[Budget]) -> dict[str, Any]:
-    limits = [(amount, reset, amount - usage[SPENT_IN[period]])
+    limits = [(amount, reset, amount - usage[USAGE[period]])
               for amount, period, reset in _limits(key, budgets)]  # fmt: skip
     used = {field: float(amount) for field, amount in usage.items()}
     if not limits:

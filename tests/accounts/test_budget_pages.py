@@ -9,6 +9,8 @@ from decimal import Decimal
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.models import Budget, Organization, Role
@@ -99,3 +101,33 @@ def test_a_key_or_member_of_another_organization_is_not_found(
         == 404
     )
     assert not Budget.objects.exists()
+
+
+def budgeted_members(org: Organization, start: int, count: int) -> None:
+    """Members, each with a key, a call's cost and a weekly budget; and key budgets."""
+    for n in range(start, start + count):
+        person = make_user(f"person{n}", org)
+        _, key = make_key(org, name=f"key{n}", created_by=person)
+        make_generation(org, key=key, cost="0.5")
+        Budget.objects.create(organization=org, scope="member", member=person, period="weekly",
+                              amount=Decimal(5))  # fmt: skip
+        Budget.objects.create(organization=org, scope="key", api_key=key, period="daily",
+                              amount=Decimal(1))  # fmt: skip
+
+
+@pytest.mark.parametrize("path", ["/members/", "/keys/", "/api/manage/budgets/"])
+def test_budgets_are_read_in_the_same_queries_however_many(
+    alice: User, acme: Organization, path: str
+) -> None:
+    client = signed_in(alice)
+    Budget.objects.create(organization=acme, scope="organization", period="monthly",
+                          amount=Decimal(50))  # fmt: skip
+    budgeted_members(acme, 0, 2)
+    client.get(path)  # the session's first request may save it
+    with CaptureQueriesContext(connection) as few:
+        assert client.get(path).status_code == 200
+    budgeted_members(acme, 2, 30)
+    with CaptureQueriesContext(connection) as many:
+        page = client.get(path)
+    assert page.status_code == 200
+    assert len(many) == len(few)
