@@ -10,8 +10,9 @@ class SingleSignOnConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from allauth.account.signals import user_logged_in
+        from allauth.account.signals import user_logged_in, user_signed_up
 
-        from accounts.sso.joining import join_on_sign_in
+        from accounts.sso.joining import audit_sign_up, join_on_sign_in
 
         user_logged_in.connect(join_on_sign_in, dispatch_uid="momor-sso-join")
+        user_signed_up.connect(audit_sign_up, dispatch_uid="momor-sso-sign-up")

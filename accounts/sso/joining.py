@@ -45,6 +45,14 @@ def join_by_domain(
             record_change(Actor.member(user), "join", joined, {}, values_of(joined), request)
 
 
+def audit_sign_up(
+    sender: Any, *, user: AbstractBaseUser, request: HttpRequest | None = None, **_: Any
+) -> None:
+    """allauth's user_signed_up: the account a first sign-in through an identity provider
+    makes is audited as the person's own."""
+    record_change(Actor.member(user), "sign_up", user, {}, values_of(user), request)
+
+
 def join_on_sign_in(
     sender: Any,
     *,

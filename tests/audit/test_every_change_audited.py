@@ -76,12 +76,12 @@ NOT_CHANGES = {
     "v1/generation": "reads a record",
     "api/v1/generation": "reads a record",
     "^static/(?P<path>.+)$": "static files",
-    # Single sign-on: a sign-in changes the session; the memberships it makes by an e-mail
-    # domain are audited as joins (test_sso_joining.py). The account a first sign-in makes
-    # belongs to no organization and is not audited yet.
+    # Single sign-on: a sign-in changes the session; the account a first one makes and the
+    # memberships it makes by an e-mail domain are audited from allauth's signals, tested
+    # without an identity provider in test_sso_joining.py.
     "accounts/oidc/^(?P<provider_id>[^/]+)/login/": "starts a sign-in at the identity provider",
-    "accounts/oidc/^(?P<provider_id>[^/]+)/login/callback/": "signs in (joins: audited)",
-    "accounts/sso/signup/": "signs up through an identity provider (joins: audited)",
+    "accounts/oidc/^(?P<provider_id>[^/]+)/login/callback/": "signs in (sign-up, joins: audited)",
+    "accounts/sso/signup/": "signs up through an identity provider (sign-up, joins: audited)",
     "accounts/sso/cancelled/": "a page",
     "accounts/sso/sign-in/": "leads to the sign-in page",
     "accounts/sso/sign-up/": "leads to the sign-in page",
