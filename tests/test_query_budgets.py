@@ -239,8 +239,9 @@ PAGES = {
     "/generations/export.csv": 6,
     "/generations/busy/": 6,
     # A process that holds no catalog snapshot yet (no call has loaded one) builds one to say
-    # which models can answer: a fixed count, whatever the rows.
-    "/playground/": 18,
+    # which models can answer: a fixed count, whatever the rows; the organization's budgets
+    # are read with it, as a call's are.
+    "/playground/": 19,
 }
 
 
@@ -267,7 +268,7 @@ MEMBER_PAGES = {
     "/usage/": 5,
     "/generations/": 8,
     "/generations/export.csv": 6,
-    "/playground/": 18,  # the snapshot built once, as above
+    "/playground/": 19,  # the snapshot built once, as above
 }
 
 
@@ -319,7 +320,8 @@ def test_the_invitation_page_makes_the_same_queries(
     visitor = Client()
     assert visitor.get(link).status_code == 302  # the token leaves the URL for the session
     page = partial(visitor.get, "/invitations/accept/")
-    same_queries_when_crowded(page, crowd, 4, django_assert_max_num_queries)  # its session too
+    # its session too, and whether the organization requires single sign-on
+    same_queries_when_crowded(page, crowd, 5, django_assert_max_num_queries)
 
 
 # The management API's lists -------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from allauth.account.adapter import DefaultAccountAdapter
-from allauth.socialaccount.adapter import DefaultSocialAccountAdapter
+from allauth.socialaccount.adapter import DefaultSocialAccountAdapter, _build_apps_from_settings
 from allauth.socialaccount.models import SocialApp, SocialLogin
 from django.http import HttpRequest
 
@@ -28,9 +28,9 @@ class SocialAccountAdapter(DefaultSocialAccountAdapter):  # type: ignore[misc]  
     def list_apps(
         self, request: HttpRequest | None, provider: str | None = None, client_id: str | None = None
     ) -> list[SocialApp]:
-        """The apps of SOCIALACCOUNT_PROVIDERS alone (unsaved rows), none of the database's."""
-        apps = super().list_apps(request, provider=provider, client_id=client_id)
-        return [app for app in apps if app.pk is None]
+        """The apps of SOCIALACCOUNT_PROVIDERS alone (unsaved rows), the database not read."""
+        found = _build_apps_from_settings(provider=provider, client_id=client_id)
+        return [app for apps in found.values() for app in apps]
 
     def is_open_for_signup(self, request: HttpRequest, sociallogin: SocialLogin) -> bool:
         return _admitted(vouched_addresses(sociallogin))
