@@ -25,7 +25,7 @@ class EmailDomainAdmin(admin.ModelAdmin[EmailDomain]):
     list_display = ["domain", "organization", "role", "created_at", "verified_at"]
     list_filter = ["role", ("verified_at", admin.EmptyFieldListFilter)]
     search_fields = ["domain", "organization__slug", "organization__name"]
-    autocomplete_fields = ["organization"]
+    raw_id_fields = ["organization"]
     readonly_fields = ["created_at", "verified_at"]
     actions = ["verify"]
 
@@ -49,4 +49,4 @@ class EmailDomainAdmin(admin.ModelAdmin[EmailDomain]):
 class SignInPolicyAdmin(admin.ModelAdmin[SignInPolicy]):
     list_display = ["organization", "sso_required"]
     list_filter = ["sso_required"]
-    autocomplete_fields = ["organization"]
+    raw_id_fields = ["organization"]
