@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from gateway.providers.contract import ChatCompletionChunk, Event, StreamTranslator
 from gateway.relay.attempts import Attempt, Call
-from gateway.relay.streaming import CLOSING, StreamRelay
+from gateway.relay.streaming import CLOSING, StreamRelay, shown_chars
 from gateway.upstream.interface import Response
 
 
@@ -42,7 +42,9 @@ class PassThroughStream(StreamRelay):
         return head + b"data: " + data + b"\n\n"
 
     def _emit_chunk(self, chunk: ChatCompletionChunk) -> bytes:
-        super()._emit_chunk(chunk)  # counts what was shown; the client gets the events
+        """Counted (Momor's estimate where the provider reports no usage), not sent: the
+        client gets the events."""
+        self.delivered_chars += shown_chars(chunk)
         return b""
 
     def _emitted(self, items: list[bytes | Event]) -> tuple[bytes, Exception | None]:

@@ -36,6 +36,8 @@ class Decoder:
         for block in blocks:
             if block[:6] == b"data: " and b"\n" not in block:
                 found.append(block[6:])
+            elif (named := _named_event(block)) is not None:
+                found.append(named)
             else:
                 found += self.feed(block + b"\n\n")
         if rest:
@@ -70,6 +72,17 @@ class Decoder:
         elif name == "event":
             self._event = value
         return None
+
+
+def _named_event(block: bytes) -> Event | None:
+    """A whole event of one `event: ` line and one `data: ` line (each of Anthropic's and of
+    the Responses API's), read as `feed` reads it but at once; None for any other."""
+    if block[:7] != b"event: ":
+        return None
+    name, found, data = block[7:].partition(b"\ndata: ")
+    if not found or b"\n" in name or b"\n" in data:
+        return None
+    return Event(data.decode(errors="replace"), name.decode(errors="replace"))
 
 
 def _all_data_lines(raw: bytes, blocks: list[bytes], rest: bytes) -> bool:

@@ -207,7 +207,7 @@ class StreamRelay:
             if usage:
                 self.attempt.add_cost(usage)
                 self.usage_sent = True
-        self.delivered_chars += _shown_chars(chunk)
+        self.delivered_chars += shown_chars(chunk)
         return encode(chunk)
 
     def _ending(self, error: ChatCompletionChunk | None) -> list[bytes]:
@@ -279,12 +279,13 @@ def _shows(chunk: ChatCompletionChunk) -> bool:
 
 def _held_chars(held: list[ChatCompletionChunk]) -> int:
     try:
-        return sum(map(_shown_chars, held))
+        return sum(map(shown_chars, held))
     except Exception:  # a chunk that could not be read (it failed the try): the prompt alone
         return 0
 
 
-def _shown_chars(chunk: ChatCompletionChunk) -> int:
+def shown_chars(chunk: ChatCompletionChunk) -> int:
+    """The characters of text, reasoning and tool arguments a chunk shows."""
     total = 0
     for choice in chunk.get("choices") or ():
         delta = choice.get("delta") or {}

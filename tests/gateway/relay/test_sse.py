@@ -51,6 +51,9 @@ STREAMS = [
     b": keep-alive\n\ndata: one\n\nevent: ping\ndata: two\n\ndata: x\ndata: y\n\n",
     b"data: one\r\n\r\ndata: two\r\n\r\n",
     b"data:no-space\n\ndata: \n\n\n\ndata: after blank lines\n\n",
+    b'event: message_start\ndata: {"a":1}\n\nevent: ping\ndata: {}\n\nevent: a:b\ndata: \n\n',
+    b"event: x\ndata: one\ndata: two\n\nevent: y\nid: 7\ndata: three\n\nevent: z\n\n",
+    b'event: content_block_delta\ndata: {"text":"caf\xc3\xa9 \xff"}\n\n',
 ]
 
 
@@ -61,6 +64,14 @@ def test_items_give_what_feed_gives_however_the_stream_is_split() -> None:
             decoder = Decoder()
             items = decoder.items(raw[:cut]) + decoder.items(raw[cut:])
             assert _as_events(items) == expected, (raw, cut)
+
+
+def test_items_give_each_event_of_a_name_and_a_data_line_with_its_name() -> None:
+    raw = b'event: content_block_delta\ndata: {"text":"w00"}\n\nevent: ping\ndata: {}\n\n'
+    assert Decoder().items(raw) == [
+        Event('{"text":"w00"}', "content_block_delta"),
+        Event("{}", "ping"),
+    ]
 
 
 def test_items_give_a_lone_data_line_as_its_bytes() -> None:
