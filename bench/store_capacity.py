@@ -33,7 +33,7 @@ async def one(store: Any, n: int, org_id: int) -> None:
     from billing.admission.redis_store import Settlement
 
     now = int(time.time() * 1000)
-    request = AdmitRequest(f"r{n}", org_id, "k1", 10, 0, None, now, 900_000)
+    request = AdmitRequest(f"r{n}", org_id, "k1", 10, 0, now, 900_000)
     ticket = await store.admit(request)
     await store.hand_off(Settlement(org_id, "k1", ticket, 5, f"call-{n}", RECORD), now)
 

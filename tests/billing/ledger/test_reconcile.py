@@ -21,7 +21,7 @@ NOW = 1_790_000_000_000
 
 def settled(org_id: int, request_id: str, cost: Decimal, at: int) -> None:
     ticket = asyncio.run(
-        store().admit(AdmitRequest(request_id, org_id, "k1", to_units(cost), 0, None, at, 60_000))
+        store().admit(AdmitRequest(request_id, org_id, "k1", to_units(cost), 0, at, 60_000))
     )
     store().settle(ticket, to_units(cost), request_id, at)
 
@@ -42,7 +42,7 @@ def test_a_charge_in_the_ledger_whose_announcement_was_lost_is_cleared() -> None
 
     assert store().unposted(org.pk) == {"waiting": to_units(Decimal(2))}
     available = asyncio.run(
-        store().admit(AdmitRequest("next", org.pk, "k1", to_units(Decimal(7)), 0, None, NOW, 1))
+        store().admit(AdmitRequest("next", org.pk, "k1", to_units(Decimal(7)), 0, NOW, 1))
     )
     assert available.amount == to_units(Decimal(7))  # 10 - 1 posted - 2 unposted
 
