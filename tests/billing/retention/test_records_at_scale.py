@@ -197,7 +197,7 @@ from django.db.models import Sum
 rolled = DailyRollup.objects.aggregate(calls=Sum("calls"), cost=Sum("cost"))
 spent = Generation.objects.aggregate(c=Sum("cost"))["c"]
 print(Generation.objects.count(), Attempt.objects.count(), rolled["calls"],
-      round(rolled["cost"], 6) == round(spent, 6) > 0)
+      abs(rolled["cost"] - spent) < 1e-6 and spent > 0)
 """
 
 
