@@ -6,6 +6,8 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from django.contrib.auth import get_user_model
+
 from accounts.field_bounds import USD_CEILING, USD_PLACES
 from accounts.models import ApiKey, Budget, BudgetPeriod, BudgetScope, Membership, Organization
 from accounts.services import AccountError
@@ -25,13 +27,45 @@ def budget_set(
     """The budget of the key, the member, or (neither given) the organization for the period,
     made or changed to `amount`; and whether it was made."""
     _check(organization, period, amount, api_key, member)
-    scope = (
-        BudgetScope.KEY if api_key else BudgetScope.MEMBER if member else BudgetScope.ORGANIZATION
-    )
     return Budget.objects.update_or_create(
-        organization=organization, scope=scope, api_key=api_key, member=member, period=period,
-        defaults={"amount": amount},
+        organization=organization, scope=_scope(api_key, member), api_key=api_key,
+        member=member, period=period, defaults={"amount": amount},
     )  # fmt: skip
+
+
+def budget_of(
+    organization: Organization, period: str, api_key: ApiKey | None, member: User | None
+) -> Budget | None:
+    """The budget the key, the member, or (neither given) the organization has for the period."""
+    return Budget.objects.filter(
+        organization=organization, scope=_scope(api_key, member), api_key=api_key,
+        member=member, period=period,
+    ).first()  # fmt: skip
+
+
+def budget_owner(
+    organization: Organization, key_id: int | None, user_id: int | None
+) -> tuple[ApiKey | None, User | None]:
+    """The key and the member a budget names by their ids (either may be none); AccountError
+    where one is not the organization's."""
+    key = None
+    if key_id is not None:
+        key = ApiKey.objects.filter(organization=organization, pk=key_id).first()
+        if key is None:
+            raise AccountError("the key is not the organization's")
+    member = None
+    if user_id is not None:
+        joined = Membership.objects.filter(organization=organization, user_id=user_id)
+        if not joined.exists():
+            raise AccountError("the member is not the organization's")
+        member = get_user_model().objects.get(pk=user_id)
+    return key, member
+
+
+def _scope(api_key: ApiKey | None, member: User | None) -> str:
+    if api_key is not None:
+        return BudgetScope.KEY
+    return BudgetScope.MEMBER if member is not None else BudgetScope.ORGANIZATION
 
 
 def _check(

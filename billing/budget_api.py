@@ -7,7 +7,6 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.db.models import Manager, QuerySet
 from django.utils import timezone
 from rest_framework import generics, serializers, status
@@ -17,8 +16,8 @@ from rest_framework.response import Response
 
 from accounts.acting import audited_on
 from accounts.api_auth import HasOrganization, ManagementKeyAuthentication, access_on
-from accounts.budgets import budget_set
-from accounts.models import ApiKey, Budget, BudgetPeriod, Organization, Role
+from accounts.budgets import budget_of, budget_owner, budget_set
+from accounts.models import Budget, BudgetPeriod, Role
 from accounts.services import AccountError
 from billing.ledger.budget_spend import meter_of, spent_now_many
 from core.formatting import money
@@ -95,10 +94,8 @@ class BudgetList(generics.ListAPIView[Budget]):
         org = access_on(request).organization
         data = form.validated_data
         try:
-            api_key, member = _key(org, data.get("key")), _member(data.get("member"))
-            existing = Budget.objects.filter(
-                organization=org, period=data["period"], api_key=api_key, member=member
-            ).first()
+            api_key, member = budget_owner(org, data.get("key"), data.get("member"))
+            existing = budget_of(org, data["period"], api_key, member)
             with audited_on(request, "set", existing) as change:
                 budget, made = budget_set(
                     organization=org, period=data["period"], amount=data["amount"],
@@ -109,24 +106,6 @@ class BudgetList(generics.ListAPIView[Budget]):
             return Response({"detail": str(exc)}, status=400)
         answer = status.HTTP_201_CREATED if made else status.HTTP_200_OK
         return Response(BudgetSerializer(budget).data, status=answer)
-
-
-def _key(org: Organization, key_id: int | None) -> ApiKey | None:
-    if key_id is None:
-        return None
-    key = ApiKey.objects.filter(organization=org, pk=key_id).first()
-    if key is None:
-        raise AccountError("the key is not the organization's")
-    return key
-
-
-def _member(user_id: int | None) -> Any:
-    if user_id is None:
-        return None
-    user = get_user_model().objects.filter(pk=user_id).first()
-    if user is None:
-        raise AccountError("the member is not the organization's")
-    return user
 
 
 class BudgetDetail(generics.RetrieveUpdateDestroyAPIView[Budget]):

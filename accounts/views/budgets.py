@@ -7,20 +7,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from accounts.acting import audited_on
-from accounts.budgets import budget_set
+from accounts.budgets import budget_of, budget_owner, budget_set
 from accounts.forms import BudgetForm
 from accounts.hooks import budget_spent
-from accounts.models import ApiKey, Budget, BudgetScope, Membership, Organization, Role
+from accounts.models import Budget, Membership, Role
 from accounts.periods import window
 from accounts.permissions import role_required
 from accounts.services import AccountError
@@ -67,10 +65,13 @@ def budget_change(request: HttpRequest, membership: Membership) -> HttpResponse:
         messages.error(request, "Budget not changed: " + errors_sentence(form))
         return redirect(back)
     org, data = membership.organization, form.cleaned_data
-    key, member = _key(org, data["key"]), _member(org, data["member"])
+    try:
+        key, member = budget_owner(org, data["key"], data["member"])
+    except AccountError as exc:
+        raise Http404(str(exc)) from None
     try:
         if data["amount"] is None:
-            _lift(request, org, data["period"], key, member)
+            _lift(request, budget_of(org, data["period"], key, member))
         else:
             with audited_on(request, "set") as change:
                 change.obj, _ = budget_set(
@@ -87,30 +88,7 @@ def budget_change(request: HttpRequest, membership: Membership) -> HttpResponse:
     return redirect(back)
 
 
-def _lift(
-    request: HttpRequest, org: Organization, period: str, key: ApiKey | None, member: Any
-) -> None:
-    scope = BudgetScope.KEY if key else BudgetScope.MEMBER if member else BudgetScope.ORGANIZATION
-    found = Budget.objects.filter(
-        organization=org, scope=scope, api_key=key, member=member, period=period
-    ).first()
+def _lift(request: HttpRequest, found: Budget | None) -> None:
     if found is not None:
         with audited_on(request, "delete", found):
             found.delete()
-
-
-def _key(org: Organization, key_id: int | None) -> ApiKey | None:
-    if key_id is None:
-        return None
-    key = ApiKey.objects.filter(organization=org, pk=key_id).first()
-    if key is None:
-        raise Http404("No such key.")
-    return key
-
-
-def _member(org: Organization, user_id: int | None) -> Any:
-    if user_id is None:
-        return None
-    if not Membership.objects.filter(organization=org, user_id=user_id).exists():
-        raise Http404("No such member.")
-    return get_user_model().objects.get(pk=user_id)
