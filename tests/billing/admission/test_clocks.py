@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -21,40 +20,20 @@ from billing.calls.cost import from_units
 from tests.billing.admission.test_reservations import units
 from tests.billing.conftest import HI, World
 from tests.conftest import make_key, make_org
-from tests.gateway.edge.test_tags_across_processes import warm
-from tests.processes import Gateway, momor_env
-from tests.real_server import database_url
+from tests.faked_clock import gateway_with_clock
 from tests.redis_helpers import client as redis_client
 
-FAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
 TTL = 300
 MAX_TOKENS = 100_000
 BODY = {"model": "openai/gpt-5-mini", "messages": HI, "max_tokens": MAX_TOKENS}
 
 
-@contextmanager
-def skewed_gateway(world: World, tmp_path: Path, seconds: int) -> Iterator[str]:
-    """A gateway process whose wall clock runs `seconds` off the machine's (its monotonic clock
-    is left alone)."""
-    if not FAKETIME.exists():
-        pytest.skip("libfaketime is not installed (apt package faketime)")
-    env = momor_env(
-        database_url(),
-        settings.REDIS_URL,
-        LD_PRELOAD=str(FAKETIME),
-        FAKETIME=f"{seconds:+d}s",
-        FAKETIME_DONT_FAKE_MONOTONIC="1",
-        MOMOR_RESERVATION_TTL_SECONDS=str(TTL),
-        MOMOR_CACHE_REDIS_URL=settings.MOMOR_CACHE_REDIS_URL,
-        MOMOR_LOG_LEVEL="WARNING",
-    )
-    gateway = Gateway(env, tmp_path / "skewed.log")
-    try:
-        gateway.wait_ready()
-        warm(gateway.url, world)
-        yield gateway.url
-    finally:
-        gateway.close()
+def skewed_gateway(world: World, tmp_path: Path, seconds: int) -> AbstractContextManager[str]:
+    """A gateway process whose wall clock runs `seconds` off the machine's."""
+    return gateway_with_clock(
+        world, tmp_path / "skewed.log",
+        FAKETIME=f"{seconds:+d}s", MOMOR_RESERVATION_TTL_SECONDS=str(TTL),
+    )  # fmt: skip
 
 
 def post(url: str, key: str) -> httpx.Response:

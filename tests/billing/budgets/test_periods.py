@@ -6,8 +6,7 @@ and refuses past it in the new window, naming the next boundary."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -15,19 +14,15 @@ from pathlib import Path
 import httpx
 import orjson
 import pytest
-from django.conf import settings
 
 from accounts.models import BudgetPeriod
 from accounts.periods import window
 from tests.billing.admission.test_admission import MINI, mini_reservation
-from tests.billing.admission.test_clocks import FAKETIME
 from tests.billing.budgets.helpers import budget
 from tests.billing.budgets.test_scopes import USAGE
 from tests.billing.conftest import World
 from tests.conftest import make_key, make_org
-from tests.gateway.edge.test_tags_across_processes import warm
-from tests.processes import Gateway, momor_env
-from tests.real_server import database_url
+from tests.faked_clock import gateway_with_clock
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -43,27 +38,10 @@ class Clock:
         self.path.write_text(f"{int(moment.timestamp() - time.time()):+d}s")
 
 
-@contextmanager
-def gateway_on(clock: Clock, world: World, log: Path) -> Iterator[str]:
-    if not FAKETIME.exists():
-        pytest.skip("libfaketime is not installed (apt package faketime)")
-    env = momor_env(
-        database_url(),
-        settings.REDIS_URL,
-        LD_PRELOAD=str(FAKETIME),
-        FAKETIME_TIMESTAMP_FILE=str(clock.path),
-        FAKETIME_NO_CACHE="1",
-        FAKETIME_DONT_FAKE_MONOTONIC="1",
-        MOMOR_CACHE_REDIS_URL=settings.MOMOR_CACHE_REDIS_URL,
-        MOMOR_LOG_LEVEL="WARNING",
+def gateway_on(clock: Clock, world: World, log: Path) -> AbstractContextManager[str]:
+    return gateway_with_clock(
+        world, log, FAKETIME_TIMESTAMP_FILE=str(clock.path), FAKETIME_NO_CACHE="1"
     )
-    gateway = Gateway(env, log)
-    try:
-        gateway.wait_ready()
-        warm(gateway.url, world)
-        yield gateway.url
-    finally:
-        gateway.close()
 
 
 def post(url: str, key: str) -> httpx.Response:
