@@ -7,8 +7,8 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from accounts.api import ApiKeyDetail, ApiKeyList, ApiKeyRevoke
-from billing.api import Credits, Generations, Ledger
-from billing.budget_api import BudgetDetail, BudgetList
+from billing.api.budgets import BudgetDetail, BudgetList
+from billing.api.money import Credits, Generations, Ledger
 
 urlpatterns = [
     path("keys/", ApiKeyList.as_view(), name="api-keys"),

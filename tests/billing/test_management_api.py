@@ -19,7 +19,7 @@ from drf_spectacular.validation import validate_schema
 from accounts.models import ApiKey, KeyKind, Organization, Role
 from billing.admission import select, store
 from billing.admission.base import AdmitRequest
-from billing.api import HoldsUnknown
+from billing.api.money import HoldsUnknown
 from billing.ledger.admission_sync import load_balance
 from billing.models import Generation
 from billing.recording.hand_off import drain, record_call
