@@ -72,4 +72,27 @@ class RecordsConsumerStep(bootsteps.StartStopStep):
             self.thread.stop()
 
 
+class AlertsStep(bootsteps.StartStopStep):
+    """The alerts loop (alerts/loop.py), started and stopped with the worker: it checks the
+    rules and hands each due delivery to the workers."""
+
+    def __init__(self, worker: Any, **kwargs: Any) -> None:
+        super().__init__(worker, **kwargs)
+        self.loop: Any = None
+
+    def start(self, worker: Any) -> None:
+        from django.conf import settings
+
+        from alerts.loop import AlertsLoop, by_worker
+
+        if settings.MOMOR_ALERTS:
+            self.loop = AlertsLoop(by_worker)
+            self.loop.start()
+
+    def stop(self, worker: Any) -> None:
+        if self.loop is not None:
+            self.loop.stop()
+
+
 app.steps["worker"].add(RecordsConsumerStep)
+app.steps["worker"].add(AlertsStep)

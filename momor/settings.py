@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "accounts",
     "gateway",
     "billing",
+    "alerts",
     "accounts.sso",
 ]
 
@@ -356,6 +357,21 @@ LOGOUT_REDIRECT_URL = "/accounts/login/"
 # Password reset mails go to the console unless an SMTP backend is configured.
 EMAIL_BACKEND = env_str("MOMOR_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("MOMOR_FROM_EMAIL", "momor@localhost")
+EMAIL_HOST = env_str("MOMOR_EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("MOMOR_EMAIL_PORT", 25, minimum=1)
+EMAIL_HOST_USER = env_str("MOMOR_EMAIL_USER", "")
+EMAIL_HOST_PASSWORD = env_secret("MOMOR_EMAIL_PASSWORD")
+EMAIL_USE_TLS = env_bool("MOMOR_EMAIL_USE_TLS", default=False)
+EMAIL_USE_SSL = env_bool("MOMOR_EMAIL_USE_SSL", default=False)
+EMAIL_TIMEOUT = 30
+
+# Alerts (docs/alerts.md) ----------------------------------------------------------------
+# Whether this process runs the alerts loop (each Celery worker; each gateway process in
+# embedded mode), how often it checks every organization's rules, and how webhooks are tried.
+MOMOR_ALERTS = env_bool("MOMOR_ALERTS", default=True)
+MOMOR_ALERTS_INTERVAL_SECONDS = env_float("MOMOR_ALERTS_INTERVAL_SECONDS", 30.0, above=0)
+MOMOR_WEBHOOK_RETRY_SECONDS = env_float("MOMOR_WEBHOOK_RETRY_SECONDS", 10.0, above=0)
+MOMOR_WEBHOOK_TIMEOUT_SECONDS = env_float("MOMOR_WEBHOOK_TIMEOUT_SECONDS", 10.0, above=0)
 
 # Roles and sign-in (see docs/security.md, "Roles") ------------------------------------
 # How long an invitation's link works.

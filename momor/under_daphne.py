@@ -40,6 +40,7 @@ from django.conf import settings
 from twisted.internet import defer, reactor
 from twisted.internet.interfaces import IDelayedCall
 
+from alerts import loop as alerts_loop
 from billing.recording import hand_off as recording
 from gateway.edge.body_limit import BodyLimit, request_timeout
 from gateway.edge.lifespan import DRAIN_SECONDS
@@ -198,3 +199,4 @@ def install(guard: BodyLimit) -> None:
     server.Server.kill_all_applications = _graceful_shutdown
     server.Server.listen_success = _listening
     recording.start()
+    alerts_loop.start_in_gateway()

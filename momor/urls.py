@@ -26,6 +26,7 @@ urlpatterns = [
     path("", include("accounts.sso.urls")),
     path("", include("accounts.urls")),
     path("", include("billing.urls")),
+    path("", include("alerts.urls")),
 ]
 
 if settings.MOMOR_SERVE_STATIC:

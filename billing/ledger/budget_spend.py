@@ -66,9 +66,10 @@ def usage_by(rows: QuerySet[DailyRollup], group: str, now: datetime) -> dict[int
     return found
 
 
-def spent_now_many(budgets: list[Budget]) -> dict[int, Decimal]:
-    """Each budget's spend in its current window, by budget id, in at most four queries."""
-    now = timezone.now()
+def spent_now_many(budgets: list[Budget], now: datetime | None = None) -> dict[int, Decimal]:
+    """Each budget's spend in the window that holds `now` (by default, the current one), by
+    budget id, in at most four queries."""
+    now = now or timezone.now()
     by_scope = {scope: [b for b in budgets if b.scope == scope] for scope in BudgetScope.values}
     members = by_scope[BudgetScope.MEMBER]
     creators: dict[int, tuple[int, int | None]] = {}

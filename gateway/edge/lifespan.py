@@ -1,8 +1,8 @@
 """The ASGI lifespan protocol, for servers that speak it (uvicorn; Daphne does not, see
 docs/billing.md, "Shutdown"). At start: the journal's replay (records a process that died
-left behind) and the shutdown grace period. At shutdown (uvicorn sends it once the calls
-under way have ended): the hand-offs under way finish, the journal is given one chance to be
-applied, and the upstream pool is closed."""
+left behind), the alerts loop in embedded mode, and the shutdown grace period. At shutdown
+(uvicorn sends it once the calls under way have ended): the hand-offs under way finish, the
+journal is given one chance to be applied, and the upstream pool is closed."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from typing import Any
 
 from django.conf import settings
 
+from alerts import loop as alerts_loop
 from billing.recording import hand_off as recording
 from core.asgi_types import Receive, Scope, Send
 from gateway.upstream import pool
@@ -32,6 +33,7 @@ async def lifespan(scope: Scope, receive: Receive, send: Send) -> None:
         message = await receive()
         if message["type"] == "lifespan.startup":
             recording.start()
+            alerts_loop.start_in_gateway()
             _grace_on_signals(asyncio.get_running_loop())
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":

@@ -15,6 +15,7 @@ from django.conf import settings
 from django.test import override_settings
 
 from accounts.models import EncryptionSalt, Organization, SavedKey
+from alerts.models import WebhookEndpoint
 from gateway.models import Provider
 from tests.child_process import manage
 
@@ -93,12 +94,19 @@ def test_reencrypt_secrets_rewrites_old_ciphertexts(acme: Organization) -> None:
         name="openai", api="openai", base_url="https://api.openai.com/v1",
         key_encrypted=legacy_ciphertext(MOMOR_SECRET),
     )  # fmt: skip
+    hook = WebhookEndpoint.objects.create(
+        organization=acme, url="https://hooks.example/momor",
+        secret_encrypted=legacy_ciphertext("whsec_old"),
+    )  # fmt: skip
     done = manage("reencrypt_secrets")
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout == (
         "saved keys: 1 re-encrypted, 1 already current\n"
         "Momor's provider keys: 1 re-encrypted, 0 already current\n"
+        "webhook secrets: 1 re-encrypted, 0 already current\n"
     )
+    hook.refresh_from_db()
+    assert hook.secret_encrypted.startswith("scrypt1$") and hook.secret() == "whsec_old"
     old.refresh_from_db()
     provider.refresh_from_db()
     assert old.secret_encrypted.startswith("scrypt1$") and old.secret == SECRET

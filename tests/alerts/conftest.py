@@ -1,0 +1,143 @@
+"""A webhook receiver on loopback (a real HTTP server that keeps every request and answers
+503 while it is `down`), an SMTP server on loopback, and a Celery worker whose alerts loop
+checks often."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from aiosmtpd.controller import Controller
+
+from tests.billing.conftest import World, child_env, world
+from tests.processes import Worker
+
+__all__ = ["world"]  # the gateway's world, as the billing tests have it
+
+
+@dataclass
+class Received:
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def event(self) -> dict[str, Any]:
+        parsed: dict[str, Any] = orjson.loads(self.body)
+        return parsed
+
+    def signed_by(self, secret: str, tolerance: int = 300) -> bool:
+        """Checked as a receiver would, from the documented scheme alone."""
+        parts = dict(p.split("=", 1) for p in self.headers["momor-signature"].split(","))
+        expected = hmac.new(
+            secret.encode(), parts["t"].encode() + b"." + self.body, hashlib.sha256
+        ).hexdigest()
+        fresh = abs(time.time() - int(parts["t"])) <= tolerance
+        return fresh and hmac.compare_digest(expected, parts["v1"])
+
+
+@dataclass
+class Receiver:
+    url: str
+    taken: list[Received] = field(default_factory=list)
+    refused: list[Received] = field(default_factory=list)
+    down: bool = False
+
+    def events(self, kind: str | None = None) -> list[dict[str, Any]]:
+        return [r.event for r in self.taken if kind is None or r.event["type"] == kind]
+
+    def wait_for(self, count: int, timeout: float, kind: str | None = None) -> None:
+        deadline = time.monotonic() + timeout
+        while len(self.events(kind)) < count:
+            assert time.monotonic() < deadline, f"{len(self.events(kind))} of {count} arrived"
+            time.sleep(0.05)
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    state = Receiver(url="")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            body = self.rfile.read(int(self.headers["content-length"]))
+            got = Received({k.lower(): v for k, v in self.headers.items()}, body)
+            if state.down:
+                state.refused.append(got)
+                self._answer(503, b"down for maintenance")
+            else:
+                state.taken.append(got)
+                self._answer(200, b'{"received": true}')
+
+        def _answer(self, status: int, body: bytes) -> None:
+            self.send_response(status)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/momor-hook?team=ops"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@dataclass
+class Mailbox:
+    host: str
+    port: int
+    messages: list[Any] = field(default_factory=list)
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802 - aiosmtpd's name
+        self.messages.append(envelope)
+        return "250 Message accepted for delivery"
+
+
+@pytest.fixture
+def mailbox() -> Iterator[Mailbox]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    box = Mailbox("127.0.0.1", port)
+    controller = Controller(box, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        yield box
+    finally:
+        controller.stop()
+
+
+@pytest.fixture
+def alerts_worker(world: World, mailbox: Mailbox, tmp_path: Path) -> Iterator[Worker]:
+    """`celery -A momor worker` checking the rules every 0.3 s and mailing to `mailbox`."""
+    from momor.celery import app
+
+    app.control.purge()
+    env = child_env(
+        MOMOR_ALERTS_INTERVAL_SECONDS="0.3",
+        MOMOR_EMAIL_BACKEND="django.core.mail.backends.smtp.EmailBackend",
+        MOMOR_EMAIL_HOST=mailbox.host,
+        MOMOR_EMAIL_PORT=str(mailbox.port),
+        MOMOR_FROM_EMAIL="alerts@momor.example",
+    )
+    worker = Worker(env, tmp_path / "worker.log", f"alerts-{time.monotonic_ns()}")
+    try:
+        worker.wait_ready(env["REDIS_URL"], timeout=90)
+        yield worker
+    finally:
+        worker.close()
