@@ -78,7 +78,7 @@ def _budgets(rules: list[AlertRule], org_id: int, now: datetime) -> Iterator[Fin
                 summary=f"{_budget_name(budget)} reached {_number(rule.threshold)} % "
                 f"({format_usd(used)} of {format_usd(budget.amount)})",
                 data={**data, "threshold_percent": float(rule.threshold)},
-                window=f"{span.label or 'all'}:{budget.amount.normalize():f}",
+                window=span.label or "all",
             )
 
 

@@ -22,11 +22,12 @@ from billing.models import EntryKind
 from tests.conftest import make_key
 from tests.test_admin import World
 
-APPS = {"accounts", "audit", "billing", "gateway", "accounts.sso"}
+APPS = {"accounts", "alerts", "audit", "billing", "gateway", "accounts.sso"}
 
 NOT_CHANGES = {
     "maintain_records": "upkeep: makes partitions and applies the retentions the settings set",
     "backfill_rollups": "rebuilds the daily usage, derived from the records",
+    "check_alerts": "fires and sends alerts: what the rules say, no member's or operator's change",
 }
 
 CATALOG = """

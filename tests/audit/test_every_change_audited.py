@@ -37,6 +37,7 @@ from accounts.models import (
     SavedKey,
 )
 from accounts.sso.models import EmailDomain, SignInPolicy
+from alerts.models import WebhookEndpoint
 from audit.models import ActorKind, AuditEvent
 from gateway.models import Model, Offering, Provider
 from tests.audit.page_forms import form_data
@@ -58,6 +59,7 @@ NOT_CHANGES = {
     "welcome/": "a page",
     "organizations/switch/": "picks the session's organization: the session alone changes",
     "audit/": "reads the audit trail",
+    "alerts/webhooks/<int:pk>/": "reads a webhook's deliveries",
     "audit/export.csv": "reads the audit trail",
     "": "the overview, read",
     "billing/": "reads the ledger",
@@ -127,6 +129,12 @@ class Scene:
         return Budget.objects.create(
             organization=self.acme, scope="organization", period="daily", amount=5
         )
+
+    def webhook(self) -> WebhookEndpoint:
+        hook = WebhookEndpoint(organization=self.acme, url="https://hooks.example/momor")
+        hook.set_secret("whsec_scene")
+        hook.save()
+        return hook
 
     def domain(self) -> EmailDomain:
         return EmailDomain.objects.create(organization=self.acme, domain="acme.example")
@@ -269,6 +277,30 @@ MUTATIONS: dict[str, Scenario] = {
     "api/manage/budgets/<int:pk>/ DELETE": lambda s: (
         s.manager().delete(f"/api/manage/budgets/{s.budget().pk}/"),
         _key_actor(s),
+    ),
+    "alerts/": lambda s: (
+        s.owner().post("/alerts/", {"kind": "balance", "threshold": "5"}),
+        ALICE,
+    ),
+    "alerts/rules/<int:pk>/remove/": lambda s: (
+        s.owner().post(f"/alerts/rules/{s.acme.alert_rules.first().pk}/remove/"),
+        ALICE,
+    ),
+    "alerts/webhooks/": lambda s: (
+        s.owner().post("/alerts/webhooks/", {"url": "https://hooks.example/momor"}),
+        ALICE,
+    ),
+    "alerts/webhooks/<int:pk>/test/": lambda s: (
+        s.owner().post(f"/alerts/webhooks/{s.webhook().pk}/test/"),
+        ALICE,
+    ),
+    "alerts/webhooks/<int:pk>/secret/": lambda s: (
+        s.owner().post(f"/alerts/webhooks/{s.webhook().pk}/secret/"),
+        ALICE,
+    ),
+    "alerts/webhooks/<int:pk>/remove/": lambda s: (
+        s.owner().post(f"/alerts/webhooks/{s.webhook().pk}/remove/"),
+        ALICE,
     ),
     "api/manage/keys/<int:pk>/revoke/": lambda s: (
         s.manager().post(f"/api/manage/keys/{s.world.api_key.pk}/revoke/"),
