@@ -11,7 +11,7 @@ import threading
 import time
 
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import DatabaseError, close_old_connections
 
 from alerts.delivery import Dispatch, attempt, dispatch_due
 from alerts.firing import check_all
@@ -62,6 +62,8 @@ class AlertsLoop:
                     next_check = time.monotonic() + settings.MOMOR_ALERTS_INTERVAL_SECONDS
                     check_all()
                 dispatch_due(self.dispatch)
+            except DatabaseError as exc:
+                log.warning("alerts check skipped: the database failed (%s)", type(exc).__name__)
             except Exception:
                 log.exception("alerts check failed")
             finally:

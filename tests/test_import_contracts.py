@@ -14,9 +14,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = (
-    "momor", "gateway", "alerts", "billing", "accounts", "audit", "core", "testkit", "tests", "bench"
-)
+PACKAGES = ("momor", "gateway", "alerts", "billing", "accounts", "audit", "core", "testkit",
+            "tests", "bench")  # fmt: skip
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 # contract id -> (module that gets the import, the import that breaks the contract)

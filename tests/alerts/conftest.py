@@ -67,7 +67,7 @@ def receiver() -> Iterator[Receiver]:
     state = Receiver(url="")
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers["content-length"]))
             got = Received({k.lower(): v for k, v in self.headers.items()}, body)
             if state.down:
@@ -103,7 +103,7 @@ class Mailbox:
     port: int
     messages: list[Any] = field(default_factory=list)
 
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802 - aiosmtpd's name
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         self.messages.append(envelope)
         return "250 Message accepted for delivery"
 

@@ -1,6 +1,7 @@
 """`reencrypt_secrets`: rewrite every stored provider key (organizations' saved keys and
-Momor's own) and every webhook's signing secret the way MOMOR_ENCRYPTION_KEY encrypts now: keys written before scrypt stretched a
-passphrase are read with the old derivation and written with the new one."""
+Momor's own) and every webhook's signing secret the way MOMOR_ENCRYPTION_KEY encrypts now:
+secrets written before scrypt stretched a passphrase are read with the old derivation and
+written with the new one."""
 
 from __future__ import annotations
 
