@@ -20,6 +20,10 @@ _refresh = ThreadPoolExecutor(max_workers=1, thread_name_prefix="momor-refresh")
 
 
 def _fresh(func: Callable[[], T]) -> Callable[[], T]:
+    """The job as a request of its own: the thread's connection is closed if it failed or
+    outlived CONN_MAX_AGE, and otherwise checked before the job's first query
+    (CONN_HEALTH_CHECKS), so a connection the database dropped is replaced, not used."""
+
     def run() -> T:
         close_old_connections()
         return func()

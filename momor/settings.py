@@ -102,10 +102,15 @@ TEMPLATES = [
     },
 ]
 
+# A connection kept open is checked before its first query of each request (and of each of
+# the gateway's database jobs, core/dbthread.py): one the database dropped while it was kept
+# (a restart, a failover, an idle-connection reaper) is replaced then, rather than failing
+# the query it is reused for.
 DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'var' / 'momor.sqlite3'}"),
         conn_max_age=env_int("MOMOR_DB_CONN_MAX_AGE", 60, minimum=0),
+        conn_health_checks=True,
     )
 }
 # Bounds on every store a call depends on (docs/billing.md, "When a store is down, nothing

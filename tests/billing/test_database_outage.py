@@ -1,9 +1,12 @@
 """With PostgreSQL refusing connections, every database read on a call's path (its key, its
-organization's balance, its key's spend) answers 503 in the spec's error shape, never 500."""
+organization's balance, its key's spend) answers 503 in the spec's error shape, never 500; and
+once the database is back, a connection it dropped while the gateway held it open costs no
+call: the next one connects again and is served."""
 
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
@@ -14,6 +17,7 @@ from django.db import connection
 
 from accounts.secrets import hash_api_key
 from billing.admission import select
+from core import dbthread
 from gateway.catalog.state import STATE
 from tests.billing.conftest import HI, World
 from tests.conftest import make_key
@@ -96,3 +100,39 @@ def test_a_generation_that_cannot_be_read_is_a_503(world: World) -> None:
         )
 
     _assert_503(response, a_call=False)  # a read of the records, not a call
+
+
+def _hold_a_connection_on_every_lookup_thread() -> None:
+    """Each of the gateway's lookup threads opens its connection (kept open, as CONN_MAX_AGE
+    keeps it), all at once so that no thread is left without one."""
+    threads = dbthread._lookups._max_workers
+    together = threading.Barrier(threads, timeout=10)
+
+    def connect() -> None:
+        connection.ensure_connection()
+        together.wait()
+
+    jobs = [dbthread._lookups.submit(dbthread._fresh(connect)) for _ in range(threads)]
+    for job in jobs:
+        job.result(timeout=15)
+
+
+def _drop_the_gateways_connections() -> None:
+    """What a database restart, a failover or an idle-connection reaper does to the
+    connections the gateway holds open: their backends end (each waited for, up to 5 s)."""
+    others = "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT pg_terminate_backend(pid, 5000) {others}")
+
+
+def test_a_call_after_the_database_dropped_the_gateways_connections_is_served(
+    world: World,
+) -> None:
+    fresh = [make_key(world.org, name=f"fresh {n}")[0] for n in range(3)]
+    _hold_a_connection_on_every_lookup_thread()
+
+    _drop_the_gateways_connections()
+
+    for key in fresh:  # a key seen for the first time is looked up in the database
+        response = world.post(ASK, key=key)
+        assert response.status_code == 200, response.text
