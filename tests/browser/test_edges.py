@@ -5,14 +5,18 @@ charts' legend shows every series, each in a colour of its own."""
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
+from decimal import Decimal
 
 import pytest
 from django.contrib.auth.models import User
+from django.utils import timezone
 from playwright.sync_api import Page, ViewportSize, expect
 
 from accounts.invitations import invitation_send
 from accounts.models import Membership, Organization, Role, SavedKey
+from alerts.firing import deliveries_for
+from alerts.models import AlertEvent, AlertKind, AlertRule, DeliveryAttempt, WebhookEndpoint
 from billing.models import Generation
 from billing.recording.hand_off import drain
 from gateway.catalog.state import STATE
@@ -32,6 +36,7 @@ KEY_NAME = ("nightly_evaluation_batch_runner_for_the_" * 3)[:100]
 ORG_NAME = "Acme Interplanetary Logistics, Research and Extraordinarily_Long_Organization_Names"
 LONG_MODEL = "acme-research-laboratories/" + "maverick-17b-128e-instruct-fp8-preview-" * 4
 NINE = [f"lab/model-{letter}" for letter in "abcdefghi"]
+LONG_URL = "https://hooks.subsidiary.example.com/" + "platform-engineering/alerts/" * 6 + "?t=1"
 
 # Everything inside a card (or a stat, the sidebar, the top bar) that ends past the card's
 # edge, or whose content spills out of it; content clipped or scrolled inside an element is
@@ -109,10 +114,31 @@ def crowded(world: World) -> str:
     for name in [*NINE, LONG_MODEL]:
         offer(model(name, released=date(2025, 6, 1)), openai, "gpt-5", "1", "2")
     STATE.rebuild_catalog()
+    alerted(world.org)
     for name in [*NINE, LONG_MODEL, LONG_MODEL + "-unserved"]:
         world.post({"model": name, "messages": [{"role": "user", "content": "Hi"}]})
     assert drain()
     return EMAIL
+
+
+def alerted(org: Organization) -> None:
+    """A webhook with a long URL and description, and an event whose delivery failed with a
+    long answer and is waiting for its next try."""
+    hook = WebhookEndpoint(organization=org, url=LONG_URL, description=KEY_NAME)
+    hook.set_secret("whsec_crowded")
+    hook.save()
+    AlertRule.objects.create(organization=org, kind=AlertKind.BALANCE, threshold=Decimal(1_000_000))
+    event = AlertEvent.objects.create(
+        organization=org, type="balance.low", key="crowded", summary=("Balance low " * 20)[:300],
+        data={"balance": "1.000000000", "threshold": "1000000.000000000"},
+    )  # fmt: skip
+    (delivery,) = deliveries_for(event, email=True, endpoint_ids=[hook.pk])[:1]
+    delivery.attempts = 1
+    delivery.next_attempt_at = timezone.now() + timedelta(hours=1)
+    delivery.save()
+    DeliveryAttempt.objects.create(
+        delivery=delivery, number=1, status_code=502, answer="<html>" + "x" * 1900, duration_ms=3
+    )
 
 
 def member_pages() -> list[str]:
@@ -135,6 +161,10 @@ def member_pages() -> list[str]:
         "/billing/",
         "/organization/",
         "/accounts/password_change/",
+        "/audit/",
+        "/sso/",
+        "/alerts/",
+        f"/alerts/webhooks/{WebhookEndpoint.objects.get(url=LONG_URL).pk}/",
     ]
 
 
@@ -249,6 +279,9 @@ ADMIN_LISTS = [
     "/admin/auth/user/",
     "/admin/billing/generation/",
     "/admin/billing/ledgerentry/",
+    "/admin/alerts/alertevent/",
+    "/admin/alerts/delivery/",
+    "/admin/alerts/webhookendpoint/",
 ]
 
 # How far a changelist's table runs past its box (which then scrolls).
