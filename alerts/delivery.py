@@ -21,8 +21,12 @@ log = logging.getLogger(__name__)
 
 GIVE_UP_AFTER = timedelta(days=1)
 LONGEST_WAIT = timedelta(hours=1)
-LEASE = timedelta(minutes=2)
-"""How long a claimed try may take before the loop hands it out again (its process died)."""
+
+
+def lease() -> timedelta:
+    """How long a claimed try may take before the loop hands it out again (its process died):
+    twice the endpoint's time to answer, and ten seconds."""
+    return timedelta(seconds=2 * settings.MOMOR_WEBHOOK_TIMEOUT_SECONDS + 10)
 CLAIMED_AT_ONCE = 100
 
 Dispatch = Callable[[int, int], None]
@@ -43,7 +47,7 @@ def claim_due(now: datetime) -> list[tuple[int, int]]:
         "pk", "next_attempt_at", "attempts"
     )[:CLAIMED_AT_ONCE]:
         leased = Delivery.objects.filter(pk=pk, next_attempt_at=at, status=DeliveryStatus.PENDING)
-        if leased.update(next_attempt_at=now + LEASE):
+        if leased.update(next_attempt_at=now + lease()):
             claimed.append((pk, tried + 1))
     return claimed
 
@@ -54,7 +58,7 @@ def attempt(delivery_id: int, number: int) -> bool:
     now = timezone.now()
     mine = Delivery.objects.filter(
         pk=delivery_id, status=DeliveryStatus.PENDING, attempts=number - 1
-    ).update(attempts=F("attempts") + 1, next_attempt_at=now + LEASE)
+    ).update(attempts=F("attempts") + 1, next_attempt_at=now + lease())
     if not mine:
         return False
     delivery = Delivery.objects.select_related("event__organization", "endpoint").get(

@@ -50,7 +50,11 @@ class Receiver:
     url: str
     taken: list[Received] = field(default_factory=list)
     refused: list[Received] = field(default_factory=list)
+    arrived: list[Received] = field(default_factory=list)
+    """Every request, as it arrives (before it is answered)."""
     down: bool = False
+    slow: float = 0.0
+    """Seconds each request waits before it is answered."""
 
     def events(self, kind: str | None = None) -> list[dict[str, Any]]:
         return [r.event for r in self.taken if kind is None or r.event["type"] == kind]
@@ -70,6 +74,8 @@ def receiver() -> Iterator[Receiver]:
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers["content-length"]))
             got = Received({k.lower(): v for k, v in self.headers.items()}, body)
+            state.arrived.append(got)
+            time.sleep(state.slow)
             if state.down:
                 state.refused.append(got)
                 self._answer(503, b"down for maintenance")
@@ -87,6 +93,7 @@ def receiver() -> Iterator[Receiver]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads, server.block_on_close = True, False  # a slow answer holds nothing
     state.url = f"http://127.0.0.1:{server.server_address[1]}/momor-hook?team=ops"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -125,6 +132,14 @@ def mailbox() -> Iterator[Mailbox]:
 @pytest.fixture
 def alerts_worker(world: World, mailbox: Mailbox, tmp_path: Path) -> Iterator[Worker]:
     """`celery -A momor worker` checking the rules every 0.3 s and mailing to `mailbox`."""
+    worker = start_alerts_worker(mailbox, tmp_path)
+    try:
+        yield worker
+    finally:
+        worker.close()
+
+
+def start_alerts_worker(mailbox: Mailbox, tmp_path: Path, **extra: str) -> Worker:
     from momor.celery import app
 
     app.control.purge()
@@ -134,10 +149,13 @@ def alerts_worker(world: World, mailbox: Mailbox, tmp_path: Path) -> Iterator[Wo
         MOMOR_EMAIL_HOST=mailbox.host,
         MOMOR_EMAIL_PORT=str(mailbox.port),
         MOMOR_FROM_EMAIL="alerts@momor.example",
+        **extra,
     )
-    worker = Worker(env, tmp_path / "worker.log", f"alerts-{time.monotonic_ns()}")
+    name = f"alerts-{time.monotonic_ns()}"
+    worker = Worker(env, tmp_path / f"{name}.log", name)
     try:
         worker.wait_ready(env["REDIS_URL"], timeout=90)
-        yield worker
-    finally:
+    except BaseException:
         worker.close()
+        raise
+    return worker

@@ -7,12 +7,20 @@ from __future__ import annotations
 
 import time
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
 from accounts.models import BudgetPeriod, Organization, Role
-from alerts.models import AlertKind, AlertRule, Delivery, DeliveryStatus, WebhookEndpoint
-from tests.alerts.conftest import Mailbox, Receiver
+from alerts.models import (
+    AlertEvent,
+    AlertKind,
+    AlertRule,
+    Delivery,
+    DeliveryStatus,
+    WebhookEndpoint,
+)
+from tests.alerts.conftest import Mailbox, Receiver, start_alerts_worker
 from tests.billing.admission.test_admission import MINI, mini_reservation, post_raw
 from tests.billing.budgets.helpers import budget
 from tests.billing.conftest import World
@@ -135,3 +143,40 @@ def test_owners_and_admins_get_the_alert_by_email(
     text = mail.content.decode()
     assert "The balance is 2.00 USD, below 5.00 USD" in text
     assert "balance.low" in text
+
+
+@pytest.mark.timeout(300)
+def test_a_worker_killed_mid_try_leaves_the_delivery_to_the_next_worker(
+    world: World, receiver: Receiver, mailbox: Mailbox, tmp_path: Path
+) -> None:
+    """SIGKILL while the endpoint is still answering: the try's lease runs out and another
+    worker makes the next try; the event is one, its id the same in each request."""
+    quick = {"MOMOR_WEBHOOK_TIMEOUT_SECONDS": "2"}
+    first = start_alerts_worker(mailbox, tmp_path, **quick)
+    try:
+        org = make_org("killed", credits=Decimal(1))
+        hook = endpoint(org, receiver.url)
+        receiver.slow = 30
+        AlertRule.objects.create(organization=org, kind=AlertKind.BALANCE, threshold=5, email=False)
+        deadline = time.monotonic() + 60
+        while not receiver.arrived:
+            assert time.monotonic() < deadline, "the first try never arrived"
+            time.sleep(0.05)
+        first.kill()
+    finally:
+        first.close()
+    receiver.slow = 0
+    second = start_alerts_worker(mailbox, tmp_path, **quick)
+    try:
+        receiver.wait_for(1, 90)
+        time.sleep(2)
+    finally:
+        second.close()
+
+    delivery = Delivery.objects.get(endpoint=hook)
+    assert delivery.status == DeliveryStatus.DELIVERED
+    assert [t.number for t in delivery.tries.all()] == [2]
+    assert AlertEvent.objects.filter(organization=org).count() == 1
+    ids = {r.event["id"] for r in receiver.arrived}
+    assert len(receiver.arrived) == 2 and len(ids) == 1
+    assert all(r.signed_by(SECRET) for r in receiver.arrived)
