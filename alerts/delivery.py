@@ -27,6 +27,8 @@ def lease() -> timedelta:
     """How long a claimed try may take before the loop hands it out again (its process died):
     twice the endpoint's time to answer, and ten seconds."""
     return timedelta(seconds=2 * settings.MOMOR_WEBHOOK_TIMEOUT_SECONDS + 10)
+
+
 CLAIMED_AT_ONCE = 100
 
 Dispatch = Callable[[int, int], None]

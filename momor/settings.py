@@ -397,6 +397,9 @@ for _name in [
     if globals()[_name] < 1:
         raise ImproperlyConfigured(f"{_name} must be at least 1")
 
+# The resolvers an organization's domain verification asks for its TXT record (host or
+# host:port, comma-separated; empty: the system's).
+MOMOR_DNS_NAMESERVERS = env_list("MOMOR_DNS_NAMESERVERS", [])
 # Single sign-on (docs/operations.md, "Single sign-on"): the OpenID Connect identity providers
 # from MOMOR_SSO_PROVIDERS, through django-allauth; allauth signs up nobody with a password,
 # asks for no e-mail confirmation of its own (the provider's email_verified claim is what

@@ -1,7 +1,10 @@
-"""An organization's e-mail domains, verified by an operator, whose people join it by signing
-in through an identity provider; and whether it requires single sign-on of its members."""
+"""An organization's e-mail domains, verified by the organization itself in DNS or by an
+operator, whose people join it by signing in through an identity provider; and whether it
+requires single sign-on of its members."""
 
 from __future__ import annotations
+
+import secrets
 
 from allauth.socialaccount.models import SocialAccount
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -10,6 +13,13 @@ from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Organization, Role
+
+CHALLENGE_LABEL = "_momor-challenge"
+CHALLENGE_PREFIX = "momor-domain-verification="
+
+
+def new_challenge() -> str:
+    return secrets.token_urlsafe(24)
 
 
 class EmailDomainQuerySet(models.QuerySet["EmailDomain"]):
@@ -35,6 +45,8 @@ class EmailDomain(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     verified_at = models.DateTimeField(null=True, blank=True)
+    challenge = models.CharField(max_length=64, default=new_challenge)
+    """What the organization publishes in DNS to verify the domain itself (accounts/sso/dns.py)."""
 
     objects = EmailDomainQuerySet.as_manager()
 
@@ -52,6 +64,15 @@ class EmailDomain(models.Model):
 
     def __str__(self) -> str:
         return f"{self.domain} ({self.organization})"
+
+    @property
+    def challenge_name(self) -> str:
+        """The DNS name whose TXT record verifies the claim."""
+        return f"{CHALLENGE_LABEL}.{self.domain}"
+
+    @property
+    def challenge_value(self) -> str:
+        return f"{CHALLENGE_PREFIX}{self.challenge}"
 
     def verify(self) -> None:
         if self.verified_at is None:

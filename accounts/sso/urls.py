@@ -46,4 +46,5 @@ urlpatterns = [
     path("sso/", pages.single_sign_on, name="single-sign-on"),
     path("sso/policy/", pages.sign_in_policy, name="sso-policy"),
     path("sso/domains/<int:pk>/remove/", pages.domain_remove, name="sso-domain-remove"),
+    path("sso/domains/<int:pk>/check/", pages.domain_check, name="sso-domain-check"),
 ]

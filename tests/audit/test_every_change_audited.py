@@ -20,7 +20,7 @@ from django.contrib.auth.models import Group, User
 from django.contrib.auth.tokens import default_token_generator
 from django.contrib.sites.models import Site
 from django.db import models
-from django.test import Client
+from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
@@ -42,6 +42,7 @@ from audit.models import ActorKind, AuditEvent
 from gateway.models import Model, Offering, Provider
 from tests.audit.page_forms import form_data
 from tests.conftest import make_key, make_org, make_user
+from tests.dns_server import dns_server
 from tests.test_admin import World
 from tests.ui_helpers import signed_in
 
@@ -185,6 +186,13 @@ def _reset_password(scene: Scene) -> tuple[Any, tuple[str, str]]:
     return client.post(form_page["Location"], passwords), ALICE
 
 
+def _verify_by_dns(scene: Scene) -> tuple[Any, tuple[str, str]]:
+    claimed = scene.domain()
+    with dns_server() as dns, override_settings(MOMOR_DNS_NAMESERVERS=[dns.address]):
+        dns.records[claimed.challenge_name] = [claimed.challenge_value]
+        return scene.owner().post(f"/sso/domains/{claimed.pk}/check/"), ALICE
+
+
 MUTATIONS: dict[str, Scenario] = {
     "keys/": lambda s: (s.owner().post("/keys/", {"name": "new"}), ALICE),
     "keys/<int:pk>/limits/": lambda s: (
@@ -256,6 +264,7 @@ MUTATIONS: dict[str, Scenario] = {
         ALICE,
     ),
     "sso/policy/": lambda s: (s.owner().post("/sso/policy/"), ALICE),
+    "sso/domains/<int:pk>/check/": _verify_by_dns,
     "sso/domains/<int:pk>/remove/": lambda s: (
         s.owner().post(f"/sso/domains/{s.domain().pk}/remove/"),
         ALICE,
