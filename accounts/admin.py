@@ -18,7 +18,7 @@ from django.views.decorators.debug import sensitive_post_parameters
 
 from accounts.cloud_projects import project_id_problem
 from accounts.hooks import provider_places
-from accounts.models import ApiKey, Membership, Organization, SavedKey
+from accounts.models import ApiKey, Budget, Membership, Organization, SavedKey
 
 
 class MembershipInline(admin.TabularInline[Membership, Organization]):
@@ -197,3 +197,26 @@ class SavedKeyAdmin(admin.ModelAdmin[SavedKey]):
         if saved_key.readable:
             return "in use"
         return "cannot be decrypted (MOMOR_ENCRYPTION_KEY changed): skipped, save it again"
+
+
+@admin.register(Budget)
+class BudgetAdmin(admin.ModelAdmin[Budget]):
+    """The organizations' budgets, read: their owners and admins set them (the members' UI and
+    the management API), where each is checked against the organization's keys and members."""
+
+    list_display = ["organization", "scope", "api_key", "member", "period", "amount", "updated_at"]
+    list_filter = ["scope", "period"]
+    search_fields = ["organization__slug", "api_key__name", "member__username"]
+    list_select_related = ["organization", "api_key", "member"]
+    fields = readonly_fields = ("organization", "scope", "api_key", "member", "period", "amount",
+                                "created_at", "updated_at")  # fmt: skip
+    actions = None
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

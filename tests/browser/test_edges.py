@@ -279,6 +279,7 @@ ADMIN_LISTS = [
     "/admin/auth/user/",
     "/admin/billing/generation/",
     "/admin/billing/ledgerentry/",
+    "/admin/accounts/budget/",
     "/admin/alerts/alertevent/",
     "/admin/alerts/delivery/",
     "/admin/alerts/webhookendpoint/",
