@@ -18,31 +18,49 @@ from alerts.models import AlertEvent, AlertRule, AlertState, Channel, Delivery
 
 log = logging.getLogger(__name__)
 
+CHUNK = 500
+"""Event keys looked up in one query."""
+
 
 def check_all(now: datetime | None = None) -> list[AlertEvent]:
-    """Check every organization's rules once; the events fired."""
+    """Check every organization's rules once; the events fired. What fired already in its
+    window, and a condition that holds as it did, cost no write."""
     now = now or timezone.now()
-    rules = list(AlertRule.objects.order_by("organization_id", "id"))
-    fired: list[AlertEvent] = []
-    for org_id in dict.fromkeys(rule.organization_id for rule in rules):
-        mine = [rule for rule in rules if rule.organization_id == org_id]
-        for finding in findings(mine, now):
-            event = _fire(finding) if finding.window else _track(finding)
-            if event is not None:
-                fired.append(event)
-    return fired
+    found = list(findings(list(AlertRule.objects.all()), now))
+    windowed = [f for f in found if f.window is not None and f.holds]
+    tracked = [f for f in found if f.window is None]
+    fired = [_event(f, key) for f, key in _not_fired(windowed)]
+    states = _states(tracked)
+    for finding in tracked:
+        state = states.get((finding.rule.pk, finding.subject))
+        if finding.holds != (state is not None and state.holding):
+            fired.append(_track(finding))
+    return [event for event in fired if event is not None]
 
 
-def _fire(finding: Finding) -> AlertEvent | None:
-    """A windowed finding fires once in its window."""
-    if not finding.holds:
-        return None
-    return _event(finding, f"rule{finding.rule.pk}:{finding.subject}:{finding.window}")
+def _key(finding: Finding, episode: str | int) -> str:
+    return f"rule{finding.rule.pk}:{finding.subject}:{episode}"
+
+
+def _not_fired(windowed: list[Finding]) -> list[tuple[Finding, str]]:
+    """Each finding with its event's key, unless that event exists."""
+    keyed = [(finding, _key(finding, str(finding.window))) for finding in windowed]
+    known: set[str] = set()
+    keys = [key for _, key in keyed]
+    for start in range(0, len(keys), CHUNK):
+        chunk = keys[start : start + CHUNK]
+        known.update(AlertEvent.objects.filter(key__in=chunk).values_list("key", flat=True))
+    return [(finding, key) for finding, key in keyed if key not in known]
+
+
+def _states(tracked: list[Finding]) -> dict[tuple[int, str], AlertState]:
+    rules = {finding.rule.pk for finding in tracked}
+    return {(s.rule_id, s.subject): s for s in AlertState.objects.filter(rule_id__in=rules)}
 
 
 def _track(finding: Finding) -> AlertEvent | None:
     """A finding without a window fires when it starts to hold, and is re-armed once it no
-    longer does."""
+    longer does (checked again under the state's lock: another process may have been first)."""
     with transaction.atomic():
         state, _ = AlertState.objects.select_for_update().get_or_create(
             rule=finding.rule, subject=finding.subject
@@ -54,8 +72,7 @@ def _track(finding: Finding) -> AlertEvent | None:
         state.save(update_fields=["holding", "episode"])
         if not finding.holds:
             return None
-        key = f"rule{finding.rule.pk}:{finding.subject}:{state.episode}"
-        return _event(finding, key)
+        return _event(finding, _key(finding, state.episode))
 
 
 def _event(finding: Finding, key: str) -> AlertEvent | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
@@ -170,3 +171,25 @@ def test_an_event_goes_to_every_endpoint_and_by_mail_where_its_rule_says() -> No
         Decimal(5): [Channel.EMAIL, Channel.WEBHOOK, Channel.WEBHOOK],
         Decimal(2): [Channel.WEBHOOK, Channel.WEBHOOK],
     }
+
+
+def test_a_check_reads_each_kind_once_however_many_organizations(
+    django_assert_max_num_queries: Any,
+) -> None:
+    """Twenty organizations with every kind of rule and a budget each: after the first check
+    has fired what holds, a check is a few reads, and no writes."""
+    for number in range(20):
+        org = make_org(f"org{number}", credits=Decimal(1))
+        budget(org, BudgetPeriod.DAILY, Decimal(10))
+        spend(org, NOON, "6")
+        rule(org, AlertKind.BALANCE, 5)
+        rule(org, AlertKind.ERROR_RATE, 50)
+        rule(org, AlertKind.DEAD_LETTERS, 1)
+        DeadLetter.objects.create(organization_id=org.pk, payload="{}", error="bad row")
+    first = check_all(NOON)
+
+    with django_assert_max_num_queries(12):
+        again = check_all(NOON)
+
+    assert len(first) == 20 * 3  # the budget's 50 %, the balance, the dead letters
+    assert again == []
