@@ -1,18 +1,21 @@
-"""One try of one delivery: the event posted to its endpoint, signed, or mailed to the
-organization's owners and admins; what came back, or what stopped it."""
+"""One try of one delivery: the event posted to its endpoint, signed, through the
+outbound-address guard (core/outbound.py: an endpoint on a loopback, private or metadata address
+is not called), or mailed to the organization's owners and admins; what came back, or what
+stopped it."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from http.client import HTTPException
 
-import httpx
 from django.conf import settings
 from django.core.mail import send_mail
 
 from alerts import payloads, signing
 from alerts.firing import recipients
 from alerts.models import Channel, Delivery
+from core import outbound
 
 ANSWER_KEPT = 2000
 """Characters of an endpoint's answer kept with its attempt."""
@@ -50,17 +53,18 @@ def _post(delivery: Delivery, number: int) -> Outcome:
         "Momor-Signature": signing.header(endpoint.secret(), int(time.time()), body),
     }
     try:
-        response = httpx.post(
+        reply = outbound.post(
             endpoint.url,
-            content=body,
-            headers=headers,
+            body,
+            headers,
             timeout=settings.MOMOR_WEBHOOK_TIMEOUT_SECONDS,
-            follow_redirects=False,
+            max_bytes=ANSWER_KEPT * 4,
+            allowed=outbound.networks(settings.MOMOR_OUTBOUND_ALLOW),
         )
-    except httpx.HTTPError as exc:
+    except (outbound.OutboundRefused, OSError, HTTPException) as exc:
         return Outcome(ok=False, error=_reason(exc))
-    answer = response.text[:ANSWER_KEPT]
-    return Outcome(ok=response.is_success, status_code=response.status_code, answer=answer)
+    answer = reply.body.decode(errors="replace")[:ANSWER_KEPT]
+    return Outcome(ok=200 <= reply.status < 300, status_code=reply.status, answer=answer)
 
 
 def _mail(delivery: Delivery) -> Outcome:

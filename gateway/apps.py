@@ -32,8 +32,8 @@ def configure_outbound() -> None:
     """Hand the outbound settings to the Django-free modules that use them."""
     from django.conf import settings
 
+    from core.outbound import networks
     from gateway.upstream import google_auth
-    from gateway.upstream.outbound import networks
 
     try:
         allowed = networks(settings.MOMOR_OUTBOUND_ALLOW)

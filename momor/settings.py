@@ -268,7 +268,7 @@ MOMOR_UPSTREAM_STREAM_HEADERS_TIMEOUT = env_float(
     "MOMOR_UPSTREAM_STREAM_HEADERS_TIMEOUT", 30.0, above=0
 )
 MOMOR_UPSTREAM_TRANSPORT = env_str("MOMOR_UPSTREAM_TRANSPORT", "http1")
-# Outbound requests to addresses users supply (gateway/upstream/outbound.py): the only token
+# Outbound requests to addresses users supply (core/outbound.py): the only token
 # endpoint a Vertex service account may name, and networks the guard lets through besides public
 # ones.
 MOMOR_GOOGLE_TOKEN_URL = env_str("MOMOR_GOOGLE_TOKEN_URL", "https://oauth2.googleapis.com/token")

@@ -5,7 +5,7 @@ runs in a thread, one at a time per secret.
 
 A saved service account is written by an organization's admin, so its `token_uri` is not
 trusted: it must be Google's token endpoint (`configure` sets it; tests point it at the fake),
-and the exchange goes through the outbound-address guard (`gateway.upstream.outbound`), follows no
+and the exchange goes through the outbound-address guard (`core.outbound`), follows no
 redirect, and never lets the endpoint's answer into an error: a failed exchange is reported by
 its status alone. google-auth itself (`gateway.upstream.google_exchange`) is imported on the first
 exchange: a gateway that serves no Vertex offering never holds it in memory."""
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from gateway.upstream.outbound import Network
+from core.outbound import Network
 
 if TYPE_CHECKING:
     from google.oauth2 import service_account

@@ -12,6 +12,7 @@ from google.auth import transport
 from google.auth.exceptions import GoogleAuthError, RefreshError, TransportError
 from google.oauth2 import service_account
 
+from core.outbound import OutboundRefused, post
 from gateway.upstream.google_auth import (
     SCOPES,
     TOKEN_ANSWER_MAX_BYTES,
@@ -19,7 +20,6 @@ from gateway.upstream.google_auth import (
     CredentialsError,
     TokenEndpoint,
 )
-from gateway.upstream.outbound import OutboundRefused, post
 
 
 def credentials(info: dict[str, Any]) -> service_account.Credentials:

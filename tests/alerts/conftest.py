@@ -24,6 +24,16 @@ from tests.processes import Worker
 
 __all__ = ["world"]  # the gateway's world, as the billing tests have it
 
+LOOPBACK = "127.0.0.1/32"
+"""The receivers' network: the outbound-address guard refuses it unless it is allowed."""
+
+
+@pytest.fixture(autouse=True)
+def loopback_allowed(settings: Any) -> None:
+    """The webhook receivers of these tests are on loopback, as an internal receiver an operator
+    allows with MOMOR_OUTBOUND_ALLOW would be."""
+    settings.MOMOR_OUTBOUND_ALLOW = [LOOPBACK]
+
 
 @dataclass
 class Received:
@@ -149,6 +159,7 @@ def start_alerts_worker(mailbox: Mailbox, tmp_path: Path, **extra: str) -> Worke
         MOMOR_EMAIL_HOST=mailbox.host,
         MOMOR_EMAIL_PORT=str(mailbox.port),
         MOMOR_FROM_EMAIL="alerts@momor.example",
+        MOMOR_OUTBOUND_ALLOW=LOOPBACK,
         **extra,
     )
     name = f"alerts-{time.monotonic_ns()}"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from alerts.models import AlertKind, AlertRule, Delivery, DeliveryStatus, WebhookEndpoint
-from tests.alerts.conftest import Receiver
+from tests.alerts.conftest import LOOPBACK, Receiver
 from tests.billing.conftest import test_database_url
 from tests.conftest import make_org
 from tests.processes import Gateway, momor_env
@@ -22,6 +22,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def embedded_gateway(tmp_path: Path) -> Iterator[Gateway]:
     env = momor_env(test_database_url(), None, MOMOR_ALERTS_INTERVAL_SECONDS="0.3",
+                    MOMOR_OUTBOUND_ALLOW=LOOPBACK,
                     MOMOR_JOURNAL_DIR=str(tmp_path / "journal"))  # fmt: skip
     gateway = Gateway(env, tmp_path / "gateway.log")
     try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -150,3 +151,30 @@ def test_another_organizations_webhook_is_out_of_reach(acme: Organization, owner
         answer = client.get(url) if not path else client.post(url)
         assert answer.status_code == 404, url
     assert WebhookEndpoint.objects.filter(pk=theirs.pk).exists()
+
+
+@pytest.mark.parametrize(
+    ("host", "reason"),
+    [
+        ("127.0.0.1", "127.0.0.1 is a loopback address"),
+        ("169.254.169.254", "169.254.169.254 is a cloud metadata address"),
+        ("10.1.2.3", "10.1.2.3 is a private, reserved or unspecified address"),
+        ("[::ffff:127.0.0.1]", "::ffff:7f00:1 is a loopback address"),
+    ],
+)
+def test_an_endpoint_on_an_address_the_guard_refuses_is_never_called(
+    acme: Organization, owner: User, receiver: Receiver, settings: Any, host: str, reason: str
+) -> None:
+    settings.MOMOR_OUTBOUND_ALLOW = []
+    port = receiver.url.split(":")[2].split("/")[0]
+    client = signed_in(owner)
+    hook, _ = add_webhook(client, f"http://{host}:{port}/momor-hook")
+    client.post(f"/alerts/webhooks/{hook.pk}/test/")
+    dispatch_due(here)
+
+    delivery = Delivery.objects.get(endpoint=hook)
+    (tried,) = delivery.tries.all()
+    assert receiver.arrived == []
+    assert tried.status_code is None and not tried.ok
+    assert tried.error == f"OutboundRefused: {reason}"
+    assert delivery.status == DeliveryStatus.PENDING  # tried again: the name may move

@@ -7,7 +7,7 @@ import ipaddress
 
 import pytest
 
-from gateway.upstream.outbound import OutboundRefused, check, networks, post, resolve
+from core.outbound import OutboundRefused, check, networks, post, resolve
 
 pytestmark = pytest.mark.security
 

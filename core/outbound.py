@@ -1,5 +1,6 @@
 """The outbound-address guard: every request Momor makes to an address a user supplied goes
-through here (today: the token endpoint of a saved Vertex service account).
+through here (the token endpoint of a saved Vertex service account, the organizations' webhook
+endpoints).
 
 An address is refused unless it is a public unicast address: loopback, private, link-local,
 carrier-grade NAT, multicast, reserved, unspecified and documentation ranges are refused, cloud
