@@ -15,7 +15,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from alerts.models import Delivery, DeliveryAttempt, DeliveryStatus
-from alerts.sending import send
+from alerts.sending import Outcome, send
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,11 @@ def attempt(delivery_id: int, number: int) -> bool:
     delivery = Delivery.objects.select_related("event__organization", "endpoint").get(
         pk=delivery_id
     )
-    outcome = send(delivery, number)
+    try:
+        outcome = send(delivery, number)
+    except Exception as exc:  # a secret that no longer decrypts, a mail backend misconfigured
+        log.exception("alert delivery %s failed", delivery.pk)
+        outcome = Outcome(ok=False, error=f"{type(exc).__name__}: Momor could not send it")
     DeliveryAttempt.objects.create(
         delivery=delivery,
         number=number,

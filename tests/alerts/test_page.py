@@ -178,3 +178,19 @@ def test_an_endpoint_on_an_address_the_guard_refuses_is_never_called(
     assert tried.status_code is None and not tried.ok
     assert tried.error == f"OutboundRefused: {reason}"
     assert delivery.status == DeliveryStatus.PENDING  # tried again: the name may move
+
+
+def test_a_secret_that_no_longer_decrypts_fails_the_try_and_keeps_the_schedule(
+    acme: Organization, owner: User, receiver: Receiver, settings: Any
+) -> None:
+    client = signed_in(owner)
+    hook, _ = add_webhook(client, receiver.url)
+    client.post(f"/alerts/webhooks/{hook.pk}/test/")
+    settings.ENCRYPTION_KEY = "another-encryption-key"
+    dispatch_due(here)
+
+    delivery = Delivery.objects.get(endpoint=hook)
+    (tried,) = delivery.tries.all()
+    assert receiver.arrived == []
+    assert tried.error == "UnreadableSecret: Momor could not send it"
+    assert delivery.status == DeliveryStatus.PENDING and delivery.next_attempt_at is not None
