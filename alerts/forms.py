@@ -26,6 +26,7 @@ class RuleForm(forms.ModelForm[AlertRule]):
         model = AlertRule
         fields = ["kind", "threshold", "email"]
         labels = {"email": "Mail the owners and admins too"}
+        help_texts = {"email": ""}
 
     def __init__(self, *args: Any, organization: Organization, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
