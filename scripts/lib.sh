@@ -110,5 +110,7 @@ quickstart_env() {
   set +a
   export MOMOR_SECURE_COOKIES=0
   export MOMOR_PROVIDER_KEY_DEMO=demo-upstream-key
+  # on one machine, a webhook receiver beside it is the usual one (docs/alerts.md)
+  export MOMOR_OUTBOUND_ALLOW="${MOMOR_OUTBOUND_ALLOW-127.0.0.0/8,::1/128}"
   unset DATABASE_URL REDIS_URL MOMOR_CACHE_REDIS_URL MOMOR_BROKER_URL
 }

@@ -15,7 +15,7 @@ from django.contrib.auth.models import User
 from accounts.models import ApiKey, Membership, Organization, Role
 from accounts.secrets import hash_api_key, new_api_key, visible_prefix
 
-pytest_plugins = ["tests.fake_upstream_fixture", "tests.server_fixture"]
+pytest_plugins = ["tests.fake_upstream_fixture", "tests.server_fixture", "tests.webhook_receiver"]
 
 
 def make_org(slug: str, *, credits: Decimal = Decimal(0), **policy: object) -> Organization:

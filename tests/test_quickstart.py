@@ -19,6 +19,7 @@ import pytest
 
 from testkit.fake_embeddings import embedding_vector
 from tests.real_server import free_port
+from tests.webhook_receiver import Receiver
 
 ROOT = Path(__file__).resolve().parents[1]
 LEFT_OUT = ("tests/", "docs/", "bench/", "spec/")
@@ -206,3 +207,23 @@ def test_the_readmes_responses_call_is_served_by_the_demo(quickstart: Quickstart
         "response", "completed", "demo/echo",
     )  # fmt: skip
     assert response["output"][0]["content"][0]["text"]
+
+
+def test_the_quickstart_delivers_alerts_to_a_receiver_beside_it(
+    quickstart: Quickstart, receiver: Receiver
+) -> None:
+    """The quickstart's own process runs the alerts loop (embedded mode) and lets an endpoint
+    on loopback be called: a rule set by its shell reaches the receiver, signed."""
+    quickstart.ran()
+    quickstart.shell(
+        "from alerts.models import AlertRule, WebhookEndpoint; "
+        "from accounts.models import Organization as O; demo = O.objects.get(slug='demo'); "
+        f"hook = WebhookEndpoint(organization=demo, url='{receiver.url}'); "
+        "hook.set_secret('whsec_quickstart'); hook.save(); "
+        "AlertRule.objects.create(organization=demo, kind='balance', threshold=1000000)"
+    )
+    with quickstart.serving():
+        receiver.wait_for(1, 60)
+    (event,) = receiver.events()
+    assert event["type"] == "balance.low" and event["organization"]["slug"] == "demo"
+    assert receiver.taken[0].signed_by("whsec_quickstart")

@@ -9,12 +9,13 @@ from playwright.sync_api import Page, expect
 
 from alerts.delivery import dispatch_due
 from alerts.loop import here
-from tests.alerts.conftest import Receiver, loopback_allowed, receiver
+from tests.alerts.conftest import loopback_allowed
 from tests.browser.conftest import screenshot
 from tests.gateway.conftest import World
+from tests.webhook_receiver import Receiver
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-__all__ = ["loopback_allowed", "receiver"]  # the fixtures, shared
+__all__ = ["loopback_allowed"]  # the fixture, shared
 
 
 def test_an_owner_sets_alerts_and_sends_a_test_the_receiver_takes_signed(
