@@ -178,8 +178,11 @@ def test_a_worker_killed_mid_try_leaves_the_delivery_to_the_next_worker(
     finally:
         second.close()
 
-    assert [t.number for t in delivery.tries.all()] == [2]
+    tries = list(delivery.tries.order_by("number"))
+    # the killed try left no row (or, had its time-out come first, a failed one)
+    assert tries[-1].ok and tries[-1].number >= 2
+    assert not any(t.ok for t in tries[:-1])
     assert AlertEvent.objects.filter(organization=org).count() == 1
     ids = {r.event["id"] for r in receiver.arrived}
-    assert len(receiver.arrived) == 2 and len(ids) == 1
+    assert len(receiver.arrived) >= 2 and len(ids) == 1
     assert all(r.signed_by(SECRET) for r in receiver.arrived)
