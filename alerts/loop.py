@@ -1,8 +1,9 @@
 """The alerts loop: a thread that checks every organization's rules each
-MOMOR_ALERTS_INTERVAL_SECONDS and hands out the deliveries that are due every
-second. It runs in each Celery worker, which hands each try to a worker as the `alerts.deliver`
-task, and in each gateway process in embedded mode (no broker), which tries them itself.
-Nothing of it runs on a call's path."""
+MOMOR_ALERTS_INTERVAL_SECONDS, hands out the deliveries that are due every second, and deletes
+what is past the alerts' retention once a day (alerts/retention.py). It runs in each Celery
+worker, which hands each try to a worker as the `alerts.deliver` task, and in each gateway
+process in embedded mode (no broker), which tries them itself. Nothing of it runs on a call's
+path."""
 
 from __future__ import annotations
 
@@ -12,13 +13,16 @@ import time
 
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections
+from django.utils import timezone
 
 from alerts.delivery import Dispatch, attempt, dispatch_due
 from alerts.firing import check_all
+from alerts.retention import purge
 
 log = logging.getLogger(__name__)
 
 TICK_SECONDS = 1.0
+PURGE_SECONDS = 24 * 3600.0
 
 
 def by_worker(delivery_id: int, number: int) -> None:
@@ -54,13 +58,16 @@ class AlertsLoop:
             self._thread.join(10)
 
     def _run(self) -> None:
-        next_check = 0.0
+        next_check = next_purge = 0.0
         while not self._stop.is_set():
             close_old_connections()
             try:
                 if time.monotonic() >= next_check:
                     next_check = time.monotonic() + settings.MOMOR_ALERTS_INTERVAL_SECONDS
                     check_all()
+                if time.monotonic() >= next_purge:
+                    next_purge = time.monotonic() + PURGE_SECONDS
+                    purge(timezone.now())
                 dispatch_due(self.dispatch)
             except DatabaseError as exc:
                 log.warning("alerts check skipped: the database failed (%s)", type(exc).__name__)

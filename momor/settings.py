@@ -377,6 +377,8 @@ MOMOR_ALERTS = env_bool("MOMOR_ALERTS", default=True)
 MOMOR_ALERTS_INTERVAL_SECONDS = env_float("MOMOR_ALERTS_INTERVAL_SECONDS", 30.0, above=0)
 MOMOR_WEBHOOK_RETRY_SECONDS = env_float("MOMOR_WEBHOOK_RETRY_SECONDS", 10.0, above=0)
 MOMOR_WEBHOOK_TIMEOUT_SECONDS = env_float("MOMOR_WEBHOOK_TIMEOUT_SECONDS", 10.0, above=0)
+# At least 32 days: an event must outlive its budget's window (a month at most), or it fires again.
+MOMOR_ALERTS_RETENTION_DAYS = env_int("MOMOR_ALERTS_RETENTION_DAYS", 90, minimum=32)
 
 # Roles and sign-in (see docs/security.md, "Roles") ------------------------------------
 # How long an invitation's link works.

@@ -14,6 +14,7 @@ import pytest
 from accounts.models import BudgetPeriod, Organization
 from alerts.firing import check_all
 from alerts.models import AlertEvent, AlertKind, AlertRule, Channel, Delivery
+from alerts.retention import purge
 from billing.ledger.credits import credits_post
 from billing.models import DailyRollup, DeadLetter, EntryKind
 from billing.recording.hand_off import drain
@@ -193,3 +194,32 @@ def test_a_check_reads_each_kind_once_however_many_organizations(
 
     assert len(first) == 20 * 3  # the budget's 50 %, the balance, the dead letters
     assert again == []
+
+
+def test_the_retention_keeps_what_is_still_tried_and_what_would_fire_again() -> None:
+    """Past MOMOR_ALERTS_RETENTION_DAYS (90), events and finished deliveries go; a delivery
+    still being tried stays with its event, and a total budget's event stays, so the budget
+    does not fire again."""
+    org = make_org("kept", credits=Decimal(1))
+    budget(org, BudgetPeriod.TOTAL, Decimal(1))
+    spend(org, NOON, "1")
+    rule(org, AlertKind.BALANCE, 5, email=True)
+    make_user("owner-kept", org, role="owner")
+    fired = check_all(NOON)
+    Delivery.objects.filter(event__type="budget.threshold_reached").update(status="delivered")
+    AlertEvent.objects.update(created_at=NOON - timedelta(days=91))
+    Delivery.objects.update(created_at=NOON - timedelta(days=91))
+
+    gone = purge(NOON)
+    left = sorted(AlertEvent.objects.values_list("type", flat=True))
+
+    assert len(fired) == 4  # the total budget's 50, 80 and 100 %, and the balance
+    assert gone == 3  # the budget events' three finished deliveries
+    assert left == ["balance.low"] + ["budget.threshold_reached"] * 3
+    assert check_all(NOON + timedelta(days=1)) == []
+    Delivery.objects.update(status="failed")
+    purge(NOON)
+    assert (
+        sorted(AlertEvent.objects.values_list("type", flat=True))
+        == ["budget.threshold_reached"] * 3
+    )
