@@ -16,9 +16,8 @@ from rest_framework.response import Response
 from accounts.acting import audited_on
 from accounts.api_auth import HasOrganization, ManagementKeyAuthentication, access_on
 from accounts.models import Role
-from alerts.forms import SHARE_KINDS
+from alerts.endpoints import endpoint_made, rule_problem, secret_rolled, url_problem
 from alerts.models import AlertEvent, AlertRule, Delivery, DeliveryAttempt, WebhookEndpoint
-from alerts.signing import new_secret
 from alerts.trial import trial_event
 from billing.api.money import NewestFirst
 
@@ -35,13 +34,9 @@ class RuleSerializer(serializers.ModelSerializer[AlertRule]):
     threshold = serializers.DecimalField(max_digits=18, decimal_places=6, min_value=0)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if attrs["kind"] in SHARE_KINDS and attrs["threshold"] > 1000:
-            raise serializers.ValidationError({"threshold": "A percentage is at most 1000."})
-        org = self.context["organization"]
-        if AlertRule.objects.filter(
-            organization=org, kind=attrs["kind"], threshold=attrs["threshold"]
-        ).exists():
-            raise serializers.ValidationError({"threshold": "This rule is set already."})
+        problem = rule_problem(self.context["organization"], attrs["kind"], attrs["threshold"])
+        if problem:
+            raise serializers.ValidationError({"threshold": problem})
         return attrs
 
 
@@ -52,8 +47,9 @@ class EndpointSerializer(serializers.ModelSerializer[WebhookEndpoint]):
         read_only_fields = ["id", "created_at"]
 
     def validate_url(self, url: str) -> str:
-        if not url.lower().startswith(("http://", "https://")):
-            raise serializers.ValidationError("Enter an http:// or https:// URL.")
+        problem = url_problem(url)
+        if problem:
+            raise serializers.ValidationError(problem)
         return url
 
 
@@ -134,9 +130,9 @@ class EndpointList(generics.ListCreateAPIView[WebhookEndpoint]):
         """Add an endpoint: the answer carries its signing `secret`, shown this once."""
         form = EndpointSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        secret = new_secret()
-        endpoint = WebhookEndpoint(organization_id=org_id(self.request), **form.validated_data)
-        endpoint.set_secret(secret)
+        data = form.validated_data
+        organization = access_on(request).organization
+        endpoint, secret = endpoint_made(organization, data["url"], data.get("description", ""))
         with audited_on(request, "create") as change:
             endpoint.save()
             change.obj = endpoint
@@ -165,10 +161,8 @@ class EndpointSecret(EndpointDetail):
 
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         endpoint = self.get_object()
-        secret = new_secret()
         with audited_on(request, "roll secret", endpoint):
-            endpoint.set_secret(secret)
-            endpoint.save(update_fields=["secret_encrypted"])
+            secret = secret_rolled(endpoint)
         return Response({**EndpointSerializer(endpoint).data, "secret": secret})
 
 

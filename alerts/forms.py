@@ -8,9 +8,8 @@ from typing import Any
 from django import forms
 
 from accounts.models import Organization
-from alerts.models import AlertKind, AlertRule
-
-SHARE_KINDS = (AlertKind.BUDGET, AlertKind.ERROR_RATE)
+from alerts.endpoints import rule_problem, url_problem
+from alerts.models import AlertRule
 
 
 class RuleForm(forms.ModelForm[AlertRule]):
@@ -35,16 +34,10 @@ class RuleForm(forms.ModelForm[AlertRule]):
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         kind, threshold = data.get("kind"), data.get("threshold")
-        if kind in SHARE_KINDS and threshold is not None and threshold > 1000:
-            self.add_error("threshold", "A percentage is at most 1000.")
-        if (
-            kind
-            and threshold is not None
-            and AlertRule.objects.filter(
-                organization=self.instance.organization, kind=kind, threshold=threshold
-            ).exists()
-        ):
-            self.add_error("threshold", "This rule is set already.")
+        if kind and threshold is not None:
+            problem = rule_problem(self.instance.organization, kind, threshold)
+            if problem:
+                self.add_error("threshold", problem)
         return data
 
 
@@ -57,6 +50,7 @@ class WebhookForm(forms.Form):
 
     def clean_url(self) -> str:
         url: str = self.cleaned_data["url"]
-        if not url.lower().startswith(("http://", "https://")):
-            raise forms.ValidationError("Enter an http:// or https:// URL.")
+        problem = url_problem(url)
+        if problem:
+            raise forms.ValidationError(problem)
         return url

@@ -14,9 +14,9 @@ from django.views.decorators.http import require_POST
 from accounts.acting import audited_on
 from accounts.models import Membership, Role
 from accounts.permissions import role_required
+from alerts.endpoints import endpoint_made, secret_rolled
 from alerts.forms import RuleForm, WebhookForm
 from alerts.models import AlertEvent, AlertRule, Delivery, WebhookEndpoint
-from alerts.signing import new_secret
 from alerts.trial import trial_event
 
 RECENT = 20
@@ -50,9 +50,8 @@ def webhook_add(request: HttpRequest, membership: Membership) -> HttpResponse:
     form = WebhookForm(request.POST)
     if not form.is_valid():
         return _page(request, membership, webhook_form=form)
-    secret = new_secret()
-    endpoint = WebhookEndpoint(organization=membership.organization, **form.cleaned_data)
-    endpoint.set_secret(secret)
+    data = form.cleaned_data
+    endpoint, secret = endpoint_made(membership.organization, data["url"], data["description"])
     with audited_on(request, "create") as change:
         endpoint.save()
         change.obj = endpoint
@@ -63,10 +62,8 @@ def webhook_add(request: HttpRequest, membership: Membership) -> HttpResponse:
 @role_required(Role.ADMIN)
 def webhook_secret(request: HttpRequest, membership: Membership, pk: int) -> HttpResponse:
     endpoint = _endpoint(membership, pk)
-    secret = new_secret()
     with audited_on(request, "roll secret", endpoint):
-        endpoint.set_secret(secret)
-        endpoint.save(update_fields=["secret_encrypted"])
+        secret = secret_rolled(endpoint)
     return _page(request, membership, shown=(endpoint, secret))
 
 
