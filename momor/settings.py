@@ -210,6 +210,11 @@ CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 # without a Celery worker), and how long SIGTERM lets calls finish.
 MOMOR_JOURNAL_DIR = Path(env_str("MOMOR_JOURNAL_DIR", str(BASE_DIR / "var" / "journal")))
 MOMOR_JOURNAL_TIMEOUT_SECONDS = env_float("MOMOR_JOURNAL_TIMEOUT_SECONDS", 2.0, above=0)
+# In embedded mode, where the journal's records are stored into the database: by a process of
+# each gateway process's own (billing/recording/storer.py), or by a thread of the gateway.
+MOMOR_JOURNAL_STORER = env_str("MOMOR_JOURNAL_STORER", "process")
+if MOMOR_JOURNAL_STORER not in {"process", "thread"}:
+    raise ImproperlyConfigured("MOMOR_JOURNAL_STORER must be process or thread")
 MOMOR_RECORDS_CLAIM_SECONDS = env_float("MOMOR_RECORDS_CLAIM_SECONDS", 60.0, above=0)
 MOMOR_RECORD_IN_GATEWAY = env_bool("MOMOR_RECORD_IN_GATEWAY", default=False)
 MOMOR_SHUTDOWN_GRACE_SECONDS = env_float("MOMOR_SHUTDOWN_GRACE_SECONDS", 30.0, minimum=0)

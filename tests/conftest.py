@@ -84,6 +84,8 @@ def _records_stored_in_process(
 ) -> None:
     """Records are stored by the gateway's own consumer of the records stream unless a test
     runs a Celery worker (marked `celery`): a stream with no consumer keeps them from the
-    database."""
+    database. A gateway served in the test's own process (its settings overridden, its database
+    the test's) stores the journal on a thread: a storing process would read the environment's."""
     settings.MOMOR_JOURNAL_DIR = journal_dir
+    settings.MOMOR_JOURNAL_STORER = "thread"
     settings.MOMOR_RECORD_IN_GATEWAY = request.node.get_closest_marker("celery") is None

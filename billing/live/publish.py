@@ -85,20 +85,25 @@ def publish_generations(generations: Sequence[Generation]) -> None:
     hand-over for them all. A feed that cannot be reached never blocks recording: over Redis
     each send is bounded by the Redis time-out and skipped while Redis is unreachable, and the
     batch is waited for no longer than one send's bound and a short grace."""
+    publish_messages(live_messages(generations))
+
+
+def publish_messages(messages: list[Message]) -> None:
+    """Send messages `live_messages` made (in this process or in another)."""
     layer = get_channel_layer()
-    if layer is None or not generations:
+    if layer is None or not messages:
         return
-    messages = _messages(generations)
     try:
         if isinstance(layer, InMemoryChannelLayer):
             _send_in_memory(layer, messages)
         else:
             _send_over_redis(layer, messages)
     except Exception:  # the live feed is best effort; the records are already stored
-        log.warning("could not publish %d generations to the live feed", len(generations))
+        count = sum(len(message["generations"]) for _, message in messages)
+        log.warning("could not publish %d generations to the live feed", count)
 
 
-def _messages(generations: Sequence[Generation]) -> list[Message]:
+def live_messages(generations: Sequence[Generation]) -> list[Message]:
     """Each organization's generations, in the order given, PER_MESSAGE to a message."""
     by_org: dict[int, list[dict[str, Any]]] = {}
     minutes: dict[datetime, str] = {}

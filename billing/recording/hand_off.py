@@ -26,7 +26,7 @@ from django.conf import settings
 from billing.admission.operations import Settlement, settle, settle_locally, shared_client
 from billing.calls.observers import HandedOff, notify
 from billing.calls.records import CallRecord, record_payload
-from billing.recording.replay import REPLAYER, journal
+from billing.recording.replay import REPLAYER, journal, stop_storer
 from billing.recording.settlement import settlement_of
 from billing.storing.stream_consumer import ConsumerThread, RecordsConsumer, stream_backlog
 from core.breaker import REDIS, REDIS_DOWN
@@ -180,6 +180,7 @@ async def shutdown(timeout: float) -> None:
             await asyncio.to_thread(REPLAYER.replay)
     except Exception as exc:  # what is left stays on disk, applied when a process starts
         log.warning("the journal was not applied before exiting (%s)", type(exc).__name__)
+    await asyncio.to_thread(stop_storer)
     if _consumer is not None:
         await asyncio.to_thread(_consumer.stop)
 

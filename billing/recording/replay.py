@@ -2,7 +2,8 @@
 With REDIS_URL, to Redis once it answers again (settled and appended to the records stream,
 as at the end of a call); while it does not, the records whose reservation this process holds
 itself are stored in the database directly, so the ledger keeps up with calls served on the
-fallbacks. In embedded mode, every record is stored here. A stream's intents are sorted out
+fallbacks. In embedded mode, every record is stored from here: by the gateway's storing process
+(billing.recording.storer_link), or on this thread. A stream's intents are sorted out
 first (billing.recording.journal_intents): a process that died mid-stream is billed from its latest.
 Storing is idempotent on the request id, so a record applied twice (its process died after
 applying, before compacting) is stored once. Runs on a thread of each gateway process: on
@@ -33,8 +34,9 @@ from billing.calls.records import record_from_payload
 from billing.recording.journal import Journal
 from billing.recording.journal_intents import sorted_out
 from billing.recording.settlement import not_posted_again, settlement_of
+from billing.recording.storer_link import STORER, StorerUnavailable
 from billing.storing.dead_letters import TRANSIENT
-from billing.storing.store import records_store
+from billing.storing.store import announce, records_store
 from core.breaker import REDIS, REDIS_DOWN
 
 log = logging.getLogger(__name__)
@@ -57,6 +59,7 @@ class Replayer:
         if self._thread is None:
             self.hold_journaled()
         if self._thread is None or not self._thread.is_alive():
+            start_storer()
             self._thread = threading.Thread(target=self._run, name="momor-replay", daemon=True)
             self._wake.set()
             self._thread.start()
@@ -202,13 +205,31 @@ def _to_redis(settlements: list[Settlement]) -> bool:
 def _store_directly(payloads: list[bytes]) -> list[bytes]:
     if not payloads:
         return []
-    close_old_connections()
     try:
-        records_store(payloads)
-    except TRANSIENT as exc:
-        log.warning("database unavailable (%s); the journal keeps its records", type(exc).__name__)
+        if _in_storing_process():
+            announce(STORER.commit(payloads))
+        else:
+            close_old_connections()
+            records_store(payloads)
+    except (*TRANSIENT, StorerUnavailable) as exc:
+        log.warning("records not stored (%s); the journal keeps them", exc)
         return payloads
     return []
+
+
+def _in_storing_process() -> bool:
+    """Embedded mode stores in a process of its own (MOMOR_JOURNAL_STORER=process); with Redis,
+    the journal only stores what Redis cannot take, in this process."""
+    return not settings.REDIS_URL and settings.MOMOR_JOURNAL_STORER == "process"
+
+
+def start_storer() -> None:
+    if _in_storing_process():
+        STORER.start()
+
+
+def stop_storer() -> None:
+    STORER.stop()
 
 
 @cache

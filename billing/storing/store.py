@@ -20,10 +20,10 @@ from django.db import connection, transaction
 from django.db.models import Model
 
 from accounts.models import ApiKey, Organization
-from billing.admission.operations import charges_posted
+from billing.admission.operations import Posted, charges_posted
 from billing.calls.records import CallRecord, record_from_payload
 from billing.calls.storable import storable
-from billing.live.publish import publish_generations
+from billing.live.publish import Message, live_messages, publish_messages
 from billing.retention.dropped import ids_forgotten_before
 from billing.storing.batches import batch_store
 from billing.storing.dead_letters import TRANSIENT, dead_letter_park
@@ -36,15 +36,36 @@ CHUNK = 500
 Decoded = tuple[bytes, CallRecord | Exception]
 
 
+@dataclass(frozen=True, slots=True)
+class Announcement:
+    """What a stored batch tells the rest of the process: the charges admission no longer holds
+    as unposted, and the live feed's messages."""
+
+    posted: list[Posted]
+    messages: list[Message]
+
+
 def records_store(payloads: Sequence[bytes]) -> None:
     """Store every record of the batch, or raise one of TRANSIENT having stored none."""
+    announce(records_commit(payloads))
+
+
+def records_commit(payloads: Sequence[bytes]) -> Announcement:
+    """Store the batch (as `records_store`) without telling anyone: what to announce, and where,
+    is the caller's (the embedded mode's storing process sends it to its gateway)."""
     decoded = sorted((_decode(raw) for raw in payloads), key=_lock_order)
     with transaction.atomic():
         _constraints_immediate()
         known = References.of([record for _, record in decoded if isinstance(record, CallRecord)])
         stored = _store_all(decoded, known)
-    charges_posted([(s.organization_id, s.request_id, *s.charge) for s in stored if s.charge])
-    publish_generations([one.generation for one in stored if one.generation is not None])
+    posted = [(s.organization_id, s.request_id, *s.charge) for s in stored if s.charge]
+    generations = [one.generation for one in stored if one.generation is not None]
+    return Announcement(posted, live_messages(generations))
+
+
+def announce(announcement: Announcement) -> None:
+    charges_posted(announcement.posted)
+    publish_messages(announcement.messages)
 
 
 def _decode(raw: bytes) -> Decoded:

@@ -2,7 +2,8 @@
 production command), PostgreSQL, Redis for the records stream and the channel layer, and a
 Celery worker that stores the records and publishes them. A generations page left open longer
 than several of the channel layer's blocking reads keeps its one websocket, and every call made
-afterwards arrives in it."""
+afterwards arrives in it. In embedded mode (no Redis) too, where a storing process beside the
+gateway stores the records and the gateway publishes them to its in-memory channel layer."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from tests.browser.conftest import sign_in
 from tests.conftest import make_key, make_org, make_user
 from tests.fake_upstream_fixture import FakeUpstream
 from tests.gateway.conftest import build_catalog
-from tests.processes import Worker, momor_env
+from tests.processes import Worker, momor_env, storing_processes
 from tests.real_server import RealServer, database_url, start
 from tests.redis_helpers import flush
 
@@ -47,7 +48,7 @@ COUNT_SOCKETS = """
 @dataclass
 class Production:
     server: RealServer
-    worker: Worker
+    worker: Worker | None
     key: str
 
 
@@ -70,7 +71,22 @@ def production(transactional_db: None, fake: FakeUpstream, tmp_path: Path) -> It
 
 
 @pytest.fixture
-def alices_generations(browser: Browser, production: Production) -> Iterator[Page]:
+def embedded(transactional_db: None, fake: FakeUpstream, tmp_path: Path) -> Iterator[Production]:
+    build_catalog(fake.url)
+    org = make_org("acme", credits=Decimal(100))
+    key, _ = make_key(org, name="feed")
+    make_user("alice", org, Role.OWNER)
+    server = start(
+        "uvicorn", REDIS_URL="", MOMOR_CACHE_REDIS_URL="", MOMOR_BROKER_URL="",
+        MOMOR_JOURNAL_DIR=str(tmp_path / "journal"), **QUICK_STOP,
+    )  # fmt: skip
+    try:
+        yield Production(server, None, key)
+    finally:
+        server.stop()
+
+
+def generations_page(browser: Browser, production: Production) -> Iterator[Page]:
     context = browser.new_context(base_url=production.server.url)
     context.set_default_timeout(15_000)
     context.add_init_script(COUNT_SOCKETS)
@@ -80,6 +96,16 @@ def alices_generations(browser: Browser, production: Production) -> Iterator[Pag
     expect(page.locator("#live-status")).to_have_attribute("data-state", "open")
     yield page
     context.close()
+
+
+@pytest.fixture
+def alices_generations(browser: Browser, production: Production) -> Iterator[Page]:
+    yield from generations_page(browser, production)
+
+
+@pytest.fixture
+def alices_embedded_generations(browser: Browser, embedded: Production) -> Iterator[Page]:
+    yield from generations_page(browser, embedded)
 
 
 def call(production: Production) -> str:
@@ -101,3 +127,14 @@ def test_an_idle_generations_page_shows_every_call_made_after(
         expect(row).to_contain_text("openai/gpt-5")
     assert page.evaluate("window.momorSockets") == 1
     assert "TimeoutError" not in production.server.output()
+
+
+def test_in_embedded_mode_each_call_arrives_in_the_live_feed(
+    alices_embedded_generations: Page, embedded: Production
+) -> None:
+    page = alices_embedded_generations
+    request_ids = [call(embedded) for _ in range(CALLS)]
+    for request_id in request_ids:
+        row = page.locator(f'#generations-table tr[data-request-id="{request_id}"]')
+        expect(row).to_contain_text("openai/gpt-5")
+    assert storing_processes(embedded.server.process.pid)  # stored there, published here

@@ -26,6 +26,7 @@ from accounts.models import ApiKey, Organization
 from billing.calls.cost import to_units
 from billing.calls.records import CallRecord, TokenCounts, record_payload
 from billing.ledger.posting import ledger_post, ledger_sum
+from billing.live.publish import Message
 from billing.models import Attempt, DailyRollup, DeadLetter, EntryKind, Generation, LedgerEntry
 from billing.retention.partitions import partition_name
 from billing.storing import store as storing
@@ -43,9 +44,16 @@ BUDGET = 20  # a batch's statements, BEGIN, COMMIT and each COPY's ids included 
 @pytest.fixture
 def told(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
     """What admission and the live feed are told, batch by batch."""
-    calls: dict[str, list[Any]] = {"charges": [], "published": []}
+    calls: dict[str, list[Any]] = {"charges": [], "published": [], "messages": []}
+    summarised = storing.live_messages
+
+    def published(generations: list[Generation]) -> list[Message]:
+        calls["published"].append(generations)
+        return summarised(generations)
+
     monkeypatch.setattr(storing, "charges_posted", calls["charges"].append)
-    monkeypatch.setattr(storing, "publish_generations", calls["published"].append)
+    monkeypatch.setattr(storing, "live_messages", published)
+    monkeypatch.setattr(storing, "publish_messages", calls["messages"].append)
     return calls
 
 
@@ -141,6 +149,9 @@ def test_a_record_the_database_refuses_is_parked_alone_with_its_charge(
     assert [c[1] for c in charges] == [r.request_id for r in records]
     [published] = told["published"]
     assert [g.request_id for g in published] == [r.request_id for r in records if r != records[7]]
+    [messages] = told["messages"]
+    sent = [summary["request_id"] for _, message in messages for summary in message["generations"]]
+    assert sorted(sent) == sorted(g.request_id for g in published)
 
 
 def test_a_batch_delivered_twice_is_stored_and_charged_once(
