@@ -42,6 +42,9 @@ class Target:
     # round-robin over base_url's port and these.
     more_ports: tuple[int, ...] = ()
     api: str = "chat"
+    # Sent with every call after the key, in this order: how a gateway that routes by headers
+    # is told where the call goes.
+    headers: tuple[tuple[str, str], ...] = ()
 
     @property
     def host_port(self) -> tuple[str, int]:
@@ -83,9 +86,10 @@ class Target:
         payload = orjson.dumps(body)
         path = urlsplit(self.base_url).path.rstrip("/") + route
         host, port = self.host_port
+        extra = "".join(f"{name}: {value}\r\n" for name, value in self.headers)
         head = (
             f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\n"
-            f"{auth}\r\nContent-Type: application/json\r\n"
+            f"{auth}\r\n{extra}Content-Type: application/json\r\n"
             f"Accept: {'text/event-stream' if stream else 'application/json'}\r\n"
             f"Content-Length: {len(payload)}\r\n\r\n"
         )

@@ -1,7 +1,7 @@
 """What a run prints and saves: added latency against the direct baseline of the same section,
 medians over repeats, the performance targets with whether each is met (as ratios to the
-floor, LiteLLM and the fastest server where they are ratios), a table for people and JSON for
-machines."""
+floor, LiteLLM, Portkey's gateway and the fastest server where they are ratios), a table for
+people and JSON for machines."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import os
 import platform
 import statistics
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +113,8 @@ def targets(sections: list[Metrics]) -> list[Metrics]:
     momor, floor = servers[0], _named(sections, "floor")
     plain = next((s for s in sections if s.get("deployment") == "embedded"), None)
     return [
-        _versus_litellm(momor, _named(sections, "litellm")),
+        _versus_peer(momor, _named(sections, "litellm"), LITELLM),
+        _versus_peer(momor, _named(sections, "portkey"), PORTKEY),
         *_latency_goals(momor, floor, "governed"),
         *_latency_goals(plain, floor, "plain", "--plain"),
         *_stream_goals(momor, floor),
@@ -134,17 +136,32 @@ def _daphne_missing(goal: Metrics, measured: bool) -> Metrics:
     return _missing(goal, "--server daphne with another --server")
 
 
-def _versus_litellm(momor: Metrics, litellm: Metrics | None) -> Metrics:
-    name = "throughput vs one LiteLLM worker (governed)"
-    if litellm is None:
-        return _missing(_goal(name, None, 20.0, "x", at_least=True), "--litellm")
-    ours, theirs = momor["target"]["throughput"], litellm["target"]["throughput"]
-    goal = _goal(name, _ratio(ours["rps"], theirs["rps"]), 20.0, "x", at_least=True)
-    by_cpu = _ratio(ours.get("cpu_bound_rps") or 0, theirs.get("cpu_bound_rps") or 0)
-    goal["note"] = (
-        f"{_fmt(ours['rps'])} vs {_fmt(theirs['rps'])} req/s; "
-        f"by CPU per call (contention-free estimate): {by_cpu}x"
-    )
+@dataclass(frozen=True)
+class Peer:
+    """A peer gateway's throughput target: governed Momor's over the peer's, at least `limit`."""
+
+    target: str
+    limit: float
+    option: str
+
+
+LITELLM = Peer("throughput vs one LiteLLM worker (governed)", 20.0, "--litellm")
+PORTKEY = Peer(
+    "governed Momor carries at least as many calls per core as Portkey's gateway", 1.0, "--portkey"
+)
+
+
+def _versus_peer(momor: Metrics, section: Metrics | None, peer: Peer) -> Metrics:
+    """Saturated throughput over the peer's, each on one core; by CPU per call in the note."""
+    if section is None:
+        return _missing(_goal(peer.target, None, peer.limit, "x", at_least=True), peer.option)
+    ours, theirs = momor["target"]["throughput"], section["target"]["throughput"]
+    ratio = _ratio(ours["rps"], theirs["rps"])
+    goal = _goal(peer.target, ratio, peer.limit, "x", at_least=True)
+    goal["note"] = f"{_fmt(ours['rps'])} vs {_fmt(theirs['rps'])} req/s"
+    by_cpu = ours.get("cpu_bound_rps"), theirs.get("cpu_bound_rps")
+    if all(by_cpu):
+        goal["note"] += f"; by CPU per call (contention-free estimate): {_ratio(*by_cpu)}x"
     return goal
 
 

@@ -1,8 +1,8 @@
 """The benchmark's one command: Momor (governed, and plain on its embedded defaults), LiteLLM
-proxy and any other OpenAI-compatible gateway, each measured alone on core 0 against the
-direct baseline measured beside it.
+proxy, Portkey's gateway and any other OpenAI-compatible gateway, each measured alone on core 0
+against the direct baseline measured beside it.
 
-    .venv/bin/python -m bench.run [--server daphne] [--litellm] [--soak 60] [--repeat 1]
+    .venv/bin/python -m bench.run [--server daphne] [--litellm] [--portkey] [--soak 60] [--repeat 1]
                                   [--gateway NAME=BASE_URL,KEY[,MODEL]] [--profile] [--quick]
                                   [--processes N] [--scale] [--momor-env KEY=VALUE]
                                   [--variant LABEL:KEY=VALUE[,KEY=VALUE]] [--memory SECONDS]
@@ -23,7 +23,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from bench import deploy, litellm, memtrace, profile, records, scale, versus_chat
+from bench import deploy, litellm, memtrace, portkey, profile, records, scale, versus_chat
 from bench.loadgen import Target, run_phase
 from bench.measure import Plan, measure
 from bench.procs import Proc, Procs
@@ -47,10 +47,11 @@ Metrics = dict[str, Any]
 
 @dataclass(frozen=True)
 class Gateway:
-    """One gateway to measure: Momor under a server, LiteLLM, or one already running."""
+    """One gateway to measure: Momor under a server, LiteLLM, Portkey, the floor, or one
+    already running."""
 
     name: str
-    kind: str  # momor | litellm | floor | external
+    kind: str  # momor | litellm | portkey | floor | external
     server: str = ""
     base_url: str = ""
     key: str = ""
@@ -59,6 +60,11 @@ class Gateway:
     baseline: str = ""  # Momor as of this git ref, from its own checkout and deployment
     embedded: bool = False  # Momor on the plain (embedded) deployment: SQLite, no Redis
 
+    @property
+    def on_python(self) -> bool:
+        """Whether py-spy can profile it: every gateway the run starts but Portkey's (Node)."""
+        return self.kind != "portkey"
+
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n")[0])
@@ -66,6 +72,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                    help="ASGI server(s) for Momor (repeatable; default daphne)")  # fmt: skip
     p.add_argument("--no-momor", action="store_true", help="skip Momor (peers only)")
     p.add_argument("--litellm", action="store_true", help="also measure LiteLLM proxy")
+    p.add_argument("--portkey", action="store_true", help="also measure Portkey's gateway")
     p.add_argument("--floor", action="store_true",
                    help="also measure a bare aiohttp pass-through proxy (no soak)")  # fmt: skip
     p.add_argument("--gateway", action="append", default=[], metavar="NAME=BASE_URL,KEY[,MODEL]",
@@ -151,6 +158,8 @@ def gateways(args: argparse.Namespace) -> list[Gateway]:
             found.append(replace(first, name=f"baseline-{ref}-{first.server}", baseline=ref))
     if args.litellm:
         found.append(Gateway("litellm", "litellm"))
+    if args.portkey:
+        found.append(Gateway("portkey", "portkey", model=deploy.UPSTREAM_ID))
     if args.floor:
         found.append(Gateway("floor", "floor", model=deploy.UPSTREAM_ID))
     for spec in args.gateway:
@@ -289,6 +298,10 @@ class Bench:
         if gateway.kind == "litellm":
             proc, base = litellm.start(self.procs, self.fake_url, GATEWAY_CORE, self.logs)
             return [proc], Target(gateway.name, base, litellm.MASTER_KEY, gateway.model)
+        if gateway.kind == "portkey":
+            proc, base = portkey.start(self.procs, GATEWAY_CORE, self.logs)
+            routing = portkey.routing(self.fake_url)
+            return [proc], Target(gateway.name, base, portkey.KEY, gateway.model, headers=routing)
         return [], Target(gateway.name, gateway.base_url, gateway.key, gateway.model)
 
     def momor_target(self, gateway: Gateway, base: str, more_ports: tuple[int, ...] = ()) -> Target:
@@ -314,7 +327,7 @@ class Bench:
             section |= {"deployment": kind, "server": gateway.server, "processes": len(procs)}
             section["env"] = dict(gateway.env)
             section["added"] = added(direct, result)
-            if self.args.profile and procs and repeat == 1:
+            if self.args.profile and procs and repeat == 1 and gateway.on_python:
                 section["profile"] = await self.profile(procs[0], target)
             if gateway.embedded:
                 section["journal_drain"] = await self.drain_journal()

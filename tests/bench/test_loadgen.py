@@ -1,6 +1,7 @@
 """The load generator's Messages call: the bytes Anthropic's SDK would send (its path below the
 base URL, the key in `x-api-key`, `anthropic-version`, the body with `max_tokens`), and the
-first text of a Messages stream found where Anthropic writes it."""
+first text of a Messages stream found where Anthropic writes it; and a target's own headers
+(how a gateway that routes by headers is told where a call goes), sent after the key."""
 
 from __future__ import annotations
 
@@ -70,3 +71,37 @@ def test_a_chat_stream_is_still_read_by_its_content() -> None:
     assert len(chat.text_mark.findall(chunk)) == 1
     assert chat.streams and TARGET.streams
     assert not Target("e", "http://127.0.0.1:1/v1", "k", "m", api="embeddings").streams
+
+
+CHAT_HEAD = [
+    "POST /v1/chat/completions HTTP/1.1",
+    "Host: 127.0.0.1:8787",
+    "Authorization: Bearer sk-fake",
+    "Content-Type: application/json",
+    "Accept: application/json",
+]
+
+
+def test_a_chat_call_without_headers_of_its_own_sends_the_key_alone() -> None:
+    chat = Target("gw", "http://127.0.0.1:8787/v1", "sk-fake", "fast")
+
+    lines, body = split(chat.request(stream=False))
+
+    assert lines == [*CHAT_HEAD, f"Content-Length: {len(orjson.dumps(body))}"]
+
+
+def test_a_targets_headers_follow_the_key_in_their_order() -> None:
+    routed = (("x-portkey-provider", "openai"), ("x-portkey-custom-host", "http://127.0.0.1:9/v1"))
+    chat = Target("gw", "http://127.0.0.1:8787/v1", "sk-fake", "fast", headers=routed)
+
+    lines, body = split(chat.request(stream=True))
+
+    assert lines == [
+        *CHAT_HEAD[:3],
+        "x-portkey-provider: openai",
+        "x-portkey-custom-host: http://127.0.0.1:9/v1",
+        "Content-Type: application/json",
+        "Accept: text/event-stream",
+        f"Content-Length: {len(orjson.dumps(body))}",
+    ]
+    assert body["stream"] is True
