@@ -74,7 +74,8 @@ async def settle(window: float = 0.5, timeout: float = 120.0) -> float:
 class Meter:
     """Measures one target; `pids` (the gateway's processes, summed) add memory and CPU, else
     skipped; `cores` are the cores they are pinned to; `worker` (the Celery worker of a
-    governed deployment) adds its memory at idle and at the end."""
+    governed deployment, or an embedded gateway's storing process, left out of the gateway's
+    own figures) adds its memory at idle and at the end."""
 
     target: Target
     plan: Plan
@@ -219,10 +220,10 @@ class Meter:
         return step
 
     def rss(self) -> float:
-        return sum(rss_mib(pid) for pid in self.pids)
+        return sum(rss_mib(pid, self.worker) for pid in self.pids)
 
     def cpu(self) -> float:
-        return sum(cpu_seconds(pid) for pid in self.pids)
+        return sum(cpu_seconds(pid, self.worker) for pid in self.pids)
 
     def spent(self) -> tuple[float, float, float]:
         """CPU seconds so far of the gateway, of the Celery worker and of PostgreSQL and Redis."""

@@ -120,8 +120,10 @@ def wait_line(proc: Proc, prefix: str, timeout: float) -> str:
     raise StartError(f"{proc.name} printed no '{prefix}' in {timeout}s; log {proc.log}")
 
 
-def tree_pids(pid: int) -> list[int]:
-    """The process and all its descendants."""
+def tree_pids(pid: int, without: Iterable[int] = ()) -> list[int]:
+    """The process and all its descendants, but those of `without` and theirs (a gateway's
+    storing process, measured as its worker)."""
+    left_out = set(without)
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -131,6 +133,8 @@ def tree_pids(pid: int) -> list[int]:
     found, todo = [], [pid]
     while todo:
         current = todo.pop()
+        if current in left_out:
+            continue
         found.append(current)
         todo.extend(children.get(current, []))
     return found
@@ -144,10 +148,11 @@ def _ppid(entry: Path) -> int | None:
     return int(stat.rsplit(")", 1)[1].split()[1])
 
 
-def rss_mib(pid: int) -> float:
-    """Resident memory of the process and its descendants, in MiB (VmRSS of each)."""
+def rss_mib(pid: int, without: Iterable[int] = ()) -> float:
+    """Resident memory of the process and its descendants (`tree_pids`), in MiB (VmRSS of
+    each)."""
     total_kib = 0
-    for member in tree_pids(pid):
+    for member in tree_pids(pid, without):
         with contextlib.suppress(OSError):
             for line in Path(f"/proc/{member}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
@@ -155,9 +160,24 @@ def rss_mib(pid: int) -> float:
     return total_kib / 1024
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of the process and its descendants so far."""
-    return _cpu_seconds(Path(f"/proc/{member}") for member in tree_pids(pid))
+def cpu_seconds(pid: int, without: Iterable[int] = ()) -> float:
+    """User + system CPU time of the process and its descendants (`tree_pids`) so far."""
+    return _cpu_seconds(Path(f"/proc/{member}") for member in tree_pids(pid, without))
+
+
+STORER = b"billing.recording.storer"
+
+
+def storing_processes(pid: int) -> list[int]:
+    """The storing processes of an embedded gateway (its children running
+    billing.recording.storer)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and _ppid(entry) == pid:
+            with contextlib.suppress(OSError):
+                if STORER in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+    return found
 
 
 def _cpu_seconds(processes: Iterable[Path]) -> float:

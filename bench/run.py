@@ -26,7 +26,7 @@ from typing import Any
 from bench import deploy, litellm, memtrace, portkey, profile, records, scale, versus_chat
 from bench.loadgen import Target, run_phase
 from bench.measure import Plan, measure
-from bench.procs import Proc, Procs
+from bench.procs import Proc, Procs, storing_processes
 from bench.report import (
     added,
     goals_text,
@@ -313,7 +313,7 @@ class Bench:
         procs, target = self.launch(gateway, count)
         pids = tuple(p.pid for p in procs)
         cores = tuple(gateway_core(i) for i in range(len(procs))) or (GATEWAY_CORE,)
-        kind, worker = self.deployment_kind(gateway)
+        kind, worker = self.deployment_kind(gateway, pids)
         direct_others, others = self.other_targets(gateway, target)
         try:
             print(f"[{repeat}] {gateway.name}: direct baseline", flush=True)
@@ -338,13 +338,20 @@ class Bench:
             section["memory"] = await memtrace.trace(self, gateway, self.args.memory)
         return section
 
-    def deployment_kind(self, gateway: Gateway) -> tuple[str, tuple[int, ...]]:
+    def deployment_kind(
+        self, gateway: Gateway, pids: tuple[int, ...]
+    ) -> tuple[str, tuple[int, ...]]:
         """The section's deployment (governed, embedded, baseline, or the gateway's kind) and
-        the pid of its Celery worker, if it has one."""
+        the pids of what stores its records beside it: the Celery worker, or the embedded
+        gateways' storing processes, moved to the worker's core."""
         if gateway.kind != "momor":
             return gateway.kind, ()
         deployment = self.deployment_of(gateway)
         worker = (deployment.worker.pid,) if deployment.worker else ()
+        if gateway.embedded:
+            worker = tuple(child for pid in pids for child in storing_processes(pid))
+            for child in worker:
+                os.sched_setaffinity(child, {LOAD_CORE})
         return ("baseline" if gateway.baseline else deployment.kind), worker
 
     async def drain_journal(self, timeout: float = 180.0) -> Metrics:
