@@ -407,7 +407,8 @@ def scale_table(scale: Metrics) -> str:
         one, two = r["p1"], r["p2"]
         lines.append(
             f"  {name}: {_fmt(one['rps'])} req/s with 1 process, {_fmt(two['rps'])} with 2 "
-            f"({r['ratio']}x, goal >= 1.8x); gateway CPU {one['cpu_ms_per_call']} / "
+            f"({r['ratio']}x, goal >= 1.8x; {r.get('cpu_bound_ratio')}x by CPU per call, a "
+            f"core each); gateway CPU {one['cpu_ms_per_call']} / "
             f"{two['cpu_ms_per_call']} ms/call; errors {one['errors'] or 0} / {two['errors'] or 0}"
         )
         rate, held = r.get("rate_limit"), r.get("reservations")

@@ -91,10 +91,22 @@ async def measure_scale(bench: Bench, gateways: list[Gateway], repeat: int) -> M
             finally:
                 for proc in procs:
                     bench.procs.stop(proc)
-        one, two = result["p1"]["rps"], result[f"p{PROCESSES[-1]}"]["rps"]
+        last = PROCESSES[-1]
+        one, two = result["p1"]["rps"], result[f"p{last}"]["rps"]
         result["ratio"] = round(two / one, 2) if one else None
+        result["cpu_bound_ratio"] = _cpu_bound_ratio(result["p1"], result[f"p{last}"], last)
         out["servers"][gateway.name] = result
     return out
+
+
+def _cpu_bound_ratio(one: Metrics, many: Metrics, processes: int) -> float | None:
+    """What `processes` processes would carry over one, each with a core of its own, from
+    each step's CPU per call: the cost of a call as processes are added, whatever else shares
+    the machine's cores (on two cores, the fake upstream and the load generator do)."""
+    alone, beside = one.get("cpu_ms_per_call"), many.get("cpu_ms_per_call")
+    if not alone or not beside:
+        return None
+    return round(processes * alone / beside, 2)
 
 
 async def _throughput(bench: Bench, target: Target, procs: list[Proc]) -> Metrics:
