@@ -1,7 +1,6 @@
 """Momor's own processes started by a test with the environment it gives: a gateway (uvicorn
 serving momor.asgi:application, lifespan on, as in production) and a Celery worker; each can
-be stopped politely (SIGTERM) or killed (SIGKILL); and the storing processes of embedded mode
-found by their parent."""
+be stopped politely (SIGTERM) or killed (SIGKILL)."""
 
 from __future__ import annotations
 
@@ -137,23 +136,3 @@ class Worker(Process):
                 return
             time.sleep(0.1)
         raise RuntimeError(f"the worker did not start within {timeout} s:\n{self.output()}")
-
-
-STORER = b"billing.recording.storer"
-
-
-def storing_processes(parent: int) -> list[int]:
-    """The storing processes whose parent is `parent`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            command = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        ppid = int(stat.rpartition(")")[2].split()[1])
-        if ppid == parent and STORER in command:
-            found.append(int(entry.name))
-    return found

@@ -19,11 +19,12 @@ from django.conf import settings
 from playwright.sync_api import Browser, Page, expect
 
 from accounts.models import Role
+from bench.procs import storing_processes
 from tests.browser.conftest import sign_in
 from tests.conftest import make_key, make_org, make_user
 from tests.fake_upstream_fixture import FakeUpstream
 from tests.gateway.conftest import build_catalog
-from tests.processes import Worker, momor_env, storing_processes
+from tests.processes import Worker, momor_env
 from tests.real_server import RealServer, database_url, start
 from tests.redis_helpers import flush
 

@@ -14,10 +14,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bench.procs import storing_processes
 from tests.chaos.books import recorded, wait_recorded
 from tests.chaos.conftest import MODEL, UPSTREAM_ID, Stores
 from tests.chaos.test_journal import an_org, balances, charges, embedded_gateway, post
-from tests.processes import Gateway, storing_processes
+from tests.processes import Gateway
 
 pytestmark = pytest.mark.chaos
 
