@@ -123,7 +123,7 @@ def test_a_storing_process_killed_under_load_loses_and_doubles_nothing(
     assert balance == ledger
 
 
-@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM])
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM], ids=["sigkill", "sigterm"])
 def test_the_storing_process_ends_with_its_gateway(
     chaos_stores: Stores, tmp_path: Path, stop: signal.Signals
 ) -> None:
