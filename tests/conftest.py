@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 
@@ -16,6 +17,8 @@ from accounts.models import ApiKey, Membership, Organization, Role
 from accounts.secrets import hash_api_key, new_api_key, visible_prefix
 
 pytest_plugins = ["tests.fake_upstream_fixture", "tests.server_fixture", "tests.webhook_receiver"]
+
+django_settings.PASSWORD_HASHERS = ["tests.password_hashing.FewIterations"]
 
 
 def make_org(slug: str, *, credits: Decimal = Decimal(0), **policy: object) -> Organization:
