@@ -66,10 +66,6 @@ class StorerLink:
         with self._lock:
             self._stop()
 
-    def pid(self) -> int | None:
-        process = self._process
-        return process.pid if process is not None and process.poll() is None else None
-
     def _ensure(self) -> Connection:
         if self._link is not None and self._process is not None and self._process.poll() is None:
             return self._link
