@@ -18,6 +18,7 @@ from billing.models import Generation
 from billing.recording.hand_off import drain
 from tests.billing.conftest import HI, World
 from tests.conftest import make_key, make_org
+from tests.rate_window import fresh_rate_window
 from tests.server_fixture import forget_state
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -38,12 +39,6 @@ def mini_reservation(size: int, max_tokens: int) -> Decimal:
     million, and the completion ceiling at $2 a million."""
     micro = Decimal(size // 2 + 1) * Decimal("0.25") + Decimal(max_tokens) * 2
     return (micro / 1_000_000).quantize(Decimal("0.000000001"), rounding=ROUND_HALF_UP)
-
-
-def fresh_rate_window(margin: float = 10.0) -> None:
-    into = time.time() % 60
-    if into > 60 - margin:
-        time.sleep(60 - into + 0.05)
 
 
 def test_an_organization_without_enough_credit_gets_402_insufficient_credits(

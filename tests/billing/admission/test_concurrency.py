@@ -17,6 +17,7 @@ from billing.ledger.posting import ledger_sum
 from billing.models import Generation, LedgerEntry
 from tests.billing.conftest import HI, Cluster
 from tests.conftest import make_key, make_org
+from tests.rate_window import fresh_rate_window
 
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 
@@ -32,13 +33,6 @@ def wait_until(predicate: Callable[[], object], timeout: float = 30.0) -> None:
             return
         time.sleep(0.1)
     raise AssertionError("timed out")
-
-
-def fresh_rate_window(margin: float = 10.0) -> None:
-    """Start a rate-limited sequence early enough in the minute that it stays in one window."""
-    into = time.time() % 60
-    if into > 60 - margin:
-        time.sleep(60 - into + 0.05)
 
 
 def test_simultaneous_calls_never_overspend_and_every_reservation_is_settled(

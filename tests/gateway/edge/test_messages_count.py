@@ -28,6 +28,7 @@ from tests.gateway.edge.messages_world import (
     error_of,
     post,
 )
+from tests.rate_window import fresh_rate_window
 
 COUNT = "/v1/messages/count_tokens"
 MESSAGES: list[Any] = [{"role": "user", "content": "What is the capital of France?"}]
@@ -121,6 +122,7 @@ def test_its_refusals_are_anthropics(world: World) -> None:
 
 
 def test_it_counts_against_the_keys_rate_limit(world: World) -> None:
+    fresh_rate_window()
     key, _ = make_key(world.org, name="slow", rate_limit=1)
     client(world, key=key).messages.count_tokens(model=GPT5_ID, messages=MESSAGES)
     with pytest.raises(anthropic.RateLimitError) as caught:

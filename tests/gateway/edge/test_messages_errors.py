@@ -25,6 +25,7 @@ from tests.gateway.edge.messages_world import (
     post,
 )
 from tests.gateway.edge.test_checks import LIMIT, raw_exchange
+from tests.rate_window import fresh_rate_window
 
 ASK: dict[str, Any] = {"model": GPT5_ID, "max_tokens": 100, "messages": HI}
 
@@ -89,6 +90,7 @@ def test_an_unknown_model_is_a_404(world: World) -> None:
 
 
 def test_past_the_keys_rate_limit_is_a_429(world: World) -> None:
+    fresh_rate_window()
     key, _ = make_key(world.org, name="slow", rate_limit=1)
     client(world, key=key).messages.create(**ASK)
     with pytest.raises(anthropic.RateLimitError) as caught:

@@ -28,6 +28,7 @@ from tests.gateway.edge.messages_world import (
 )
 from tests.gateway.edge.test_messages_count import estimate
 from tests.node_clients import run_script
+from tests.rate_window import fresh_rate_window
 
 
 @dataclass(frozen=True)
@@ -201,6 +202,7 @@ def test_anthropic_sdk_counts_tokens(world: World) -> None:
 def test_anthropic_sdk_raises_its_error_class_for_each_refusal(world: World) -> None:
     world.fake.script(SONNET, fail={"status": 529})  # Sonnet's one offering overloaded
     poor, _ = make_key(make_org("poor", credits=Decimal("0.000001")), name="poor")
+    fresh_rate_window(margin=30)
     slow, _ = make_key(world.org, name="slow", rate_limit=1)
     ask = {"model": GPT5_ID, "max_tokens": 100, "messages": ASK}
     outcomes = anthropic_sdk(

@@ -23,6 +23,7 @@ from tests.gateway.calls import (
 )
 from tests.gateway.conftest import World
 from tests.gateway.edge.test_responses import PATH, client
+from tests.rate_window import fresh_rate_window
 
 LIMIT = 30 * 1024 * 1024
 
@@ -103,6 +104,7 @@ def test_an_unknown_model_is_a_404(world: World) -> None:
 
 
 def test_a_key_past_its_rate_limit_is_a_429(world: World) -> None:
+    fresh_rate_window()
     key, _ = make_key(world.org, name="slow", rate_limit=1)
     settle()
     body = {"model": "openai/gpt-5", "input": "hi"}

@@ -25,6 +25,7 @@ from tests.gateway.calls import (
 from tests.gateway.conftest import World
 from tests.gateway.ops.scrape import changes, sample, scrape
 from tests.gateway.relay.test_failover import unreachable
+from tests.rate_window import fresh_rate_window
 
 
 @pytest.fixture(autouse=True)
@@ -180,6 +181,7 @@ def test_a_call_refused_for_credit_counts_a_402_for_its_organization(world: Worl
 
 
 def test_a_call_past_its_rate_limit_counts_a_429(world: World) -> None:
+    fresh_rate_window()
     key, _ = make_key(world.org, name="slow", rate_limit=1)
     settle()
     assert world.post(ask("openai/gpt-5"), key=key).status_code == 200

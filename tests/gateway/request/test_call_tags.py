@@ -19,6 +19,7 @@ from tests.gateway.calls import (
     tried,
 )
 from tests.gateway.conftest import World
+from tests.rate_window import fresh_rate_window
 
 OPENAI, AZURE_EU = "gpt-5", "gpt-5-azure-eu"
 
@@ -94,6 +95,7 @@ def test_a_request_id_out_of_bounds_is_refused(world: World, value: str) -> None
 
 
 def test_a_rate_limit_refusal_comes_first_and_claims_nothing(world: World) -> None:
+    fresh_rate_window()
     key, _ = make_key(world.org, name="limited", rate_limit=1)
     assert world.post(ask(), key=key).status_code == 200
     refused = world.post(ask(), key=key, headers={"x-request-id": "after-limit"})
