@@ -8,6 +8,9 @@
 # admission and cluster tests run again on a Redis Cluster of three masters that it starts on
 # free loopback ports (scripts/redis_cluster.sh): after the whole suite, or, with
 # MOMOR_TEST_REDIS_CLUSTER=1, the same pytest arguments again.
+# The suite runs on pytest-xdist, a worker per core (MOMOR_TEST_WORKERS sets how many; 0 runs it
+# in pytest's own process), each test file on one worker, each worker on a test database and a
+# Redis database of its own (tests/parallel.py); the Redis Cluster pass runs in one process.
 # Usage: bash scripts/test.sh [pytest arguments]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,12 +52,13 @@ on_redis_cluster() {
   trap 'bash scripts/redis_cluster.sh stop "$CLUSTER_DIR"' EXIT
   url="$(bash scripts/redis_cluster.sh start "$CLUSTER_DIR")" || return 1
   log "running ${*:-the admission and cluster tests} on a Redis Cluster ($url)"
-  MOMOR_CACHE_REDIS_URL="$REDIS_URL" REDIS_URL="$url" .venv/bin/python -m pytest "$@" || rc=$?
+  MOMOR_CACHE_REDIS_URL="$REDIS_URL" REDIS_URL="$url" .venv/bin/python -m pytest -n 0 "$@" || rc=$?
   return "$rc"
 }
 
 status=0
-.venv/bin/python -m pytest "$@" || status=$?
+workers="${MOMOR_TEST_WORKERS:-$(nproc)}"
+.venv/bin/python -m pytest -n "$workers" --dist loadfile "$@" || status=$?
 if [ $# -eq 0 ]; then
   on_redis_cluster "${CLUSTER_TESTS[@]}" || status=$?
 elif [ "${MOMOR_TEST_REDIS_CLUSTER:-0}" = 1 ]; then
