@@ -58,7 +58,7 @@ on_redis_cluster() {
 
 status=0
 workers="${MOMOR_TEST_WORKERS:-$(nproc)}"
-.venv/bin/python -m pytest -n "$workers" --dist loadfile "$@" || status=$?
+.venv/bin/python -m pytest -n "$workers" --dist loadfile --durations=25 "$@" || status=$?
 if [ $# -eq 0 ]; then
   on_redis_cluster "${CLUSTER_TESTS[@]}" || status=$?
 elif [ "${MOMOR_TEST_REDIS_CLUSTER:-0}" = 1 ]; then

@@ -16,7 +16,12 @@ from django.contrib.auth.models import User
 from accounts.models import ApiKey, Membership, Organization, Role
 from accounts.secrets import hash_api_key, new_api_key, visible_prefix
 
-pytest_plugins = ["tests.fake_upstream_fixture", "tests.server_fixture", "tests.webhook_receiver"]
+pytest_plugins = [
+    "tests.fake_upstream_fixture",
+    "tests.parallel",
+    "tests.server_fixture",
+    "tests.webhook_receiver",
+]
 
 django_settings.PASSWORD_HASHERS = ["tests.password_hashing.FewIterations"]
 
