@@ -57,7 +57,10 @@ def _scrubbed(value: object) -> object:
     """The value itself unless its text holds a secret (formatters may need its type)."""
     if isinstance(value, _PLAIN):
         return value
-    text = str(value)
+    try:
+        text = str(value)
+    except Exception:  # the handler meets it too, and logging reports that without raising
+        return value
     clean = mask_link_tokens(scrub_bounded(text, TEXT_MAX))  # links' tokens: access lines
     return value if clean == text else clean
 
@@ -111,5 +114,8 @@ class ScrubbingReporterFilter(SafeExceptionReporterFilter):
         return params
 
     def _masked(self, value: Any) -> Any:
-        text = repr(value)
+        try:
+            text = repr(value)
+        except Exception as exc:  # a model's repr that queries a database gone loses no report
+            return f"<{type(value).__name__}: its repr failed ({type(exc).__name__})>"
         return value if scrub(text) == text else self.cleansed_substitute

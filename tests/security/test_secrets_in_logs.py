@@ -5,16 +5,20 @@ without it (POST data and frame variables)."""
 
 from __future__ import annotations
 
+import logging
+import sys
 import time
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
 from django.conf import settings
 from django.test import Client
+from django.views.debug import ExceptionReporter
 
 from accounts.models import Organization, SavedKey
 from gateway.models import Provider
+from momor.logs import ScrubSecrets
 from tests.child_process import manage
 from tests.conftest import make_user
 from tests.gateway.calls import settle
@@ -101,6 +105,58 @@ def test_the_debug_page_holds_no_secret(world: World, settings: Any) -> None:
     assert response.status_code == 500
     assert "MOMOR_ENCRYPTION_KEY is required" in response.text
     assert SAVED not in response.text and SAVED[4:-4] not in response.text
+
+
+class Unprintable:
+    """A value whose repr fails, as a model's does when its __str__ follows a relation over a
+    database connection that was closed under it."""
+
+    def __repr__(self) -> str:
+        raise ConnectionError("terminating connection due to administrator command")
+
+
+def test_a_frame_value_whose_repr_fails_leaves_the_report_whole_and_masked() -> None:
+    def save(secret: str, membership: object) -> None:
+        raise ValueError("MOMOR_ENCRYPTION_KEY is required to store provider keys")
+
+    try:
+        save(SAVED, Unprintable())
+    except ValueError:
+        reporter = ExceptionReporter(None, *sys.exc_info())
+    assert "MOMOR_ENCRYPTION_KEY is required" in reporter.get_traceback_text()
+    [frame] = [f for f in reporter.get_traceback_data()["frames"] if f["function"] == "save"]
+    assert frame["vars"] == [
+        ("secret", "'********************'"),
+        ("membership", "'<Unprintable: its repr failed (ConnectionError)>'"),
+    ]
+    assert SAVED not in reporter.get_traceback_html()
+
+
+class Kept(logging.Handler):
+    """Keeps the records it is handed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def test_a_log_argument_whose_str_fails_does_not_raise_into_the_caller() -> None:
+    handler = Kept()
+    handler.addFilter(ScrubSecrets())
+    logger = logging.getLogger("tests.unprintable")
+    logger.addHandler(handler)
+    logger.propagate = False  # pytest's own capture would format it, and raise
+    try:
+        logger.warning("calling with %s failed for %s", MOMOR_KEY, Unprintable())
+    finally:
+        logger.removeHandler(handler)
+    [record] = handler.records
+    masked, unprintable = cast(tuple[object, object], record.args)
+    assert isinstance(masked, str) and MOMOR_KEY not in masked
+    assert isinstance(unprintable, Unprintable)
 
 
 def test_the_servers_access_log_masks_a_key_in_a_query_string(uvicorn: RealServer) -> None:
