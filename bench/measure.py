@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.loadgen import PhaseRun, Result, Target, run_phase
-from bench.procs import core_busy_seconds, cpu_seconds, last_pid, rss_mib, services_cpu_seconds
+from bench.procs import (
+    context_switches,
+    core_busy_seconds,
+    cpu_seconds,
+    last_pid,
+    rss_mib,
+    services_cpu_seconds,
+)
 
 Metrics = dict[str, Any]
 
@@ -117,7 +124,7 @@ class Meter:
         plan = self.plan
         for c in plan.latency_concurrency:
             await self.settle(f"latency_c{c}")
-            before = self.spent()
+            before, switched = self.spent(), self.switches()
             run = await self.phase(
                 f"latency_c{c}", concurrency=c, count=plan.latency_count * max(1, c // 8),
                 seconds=plan.latency_seconds,
@@ -126,6 +133,7 @@ class Meter:
             self.metrics[f"latency_c{c}"] = {
                 **_spread(totals), "calls": len(run.results), "rps": _rate(run),
                 **self.spent_per_call(before, len(run.ok), "cpu_ms_per_call"),
+                **self.switches_per_call(switched, len(run.ok)),
             }  # fmt: skip
 
     async def others_latency(self) -> None:
@@ -246,6 +254,21 @@ class Meter:
             found |= {"worker_cpu_ms_per_call": per_call[1]}
             found |= {"services_cpu_ms_per_call": per_call[2]}
         return found
+
+    def switches(self) -> tuple[int, int]:
+        """The gateway's context switches so far: (woken, pre-empted), its processes summed."""
+        found = [context_switches(pid, self.worker) for pid in self.pids]
+        return sum(w for w, _ in found), sum(p for _, p in found)
+
+    def switches_per_call(self, before: tuple[int, int], calls: int) -> Metrics:
+        """How often per call the gateway's threads slept until woken (each a wait for a read:
+        the client, Redis, the upstream, the storing process), and were pre-empted by another
+        process on their core."""
+        if not calls or not self.pids:
+            return {}
+        woken, preempted = (now - then for now, then in zip(self.switches(), before, strict=True))
+        return {"wakeups_per_call": round(woken / calls, 2),
+                "preempted_per_call": round(preempted / calls, 2)}  # fmt: skip
 
     def cores_busy(self) -> float:
         return sum(core_busy_seconds(core) for core in self.cores)

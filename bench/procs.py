@@ -148,6 +148,22 @@ def _ppid(entry: Path) -> int | None:
     return int(stat.rsplit(")", 1)[1].split()[1])
 
 
+def context_switches(pid: int, without: Iterable[int] = ()) -> tuple[int, int]:
+    """The times the threads of the process and its descendants (`tree_pids`) so far slept until
+    woken (voluntary switches: an event loop waiting for its next read) and were pre-empted by
+    another process (involuntary)."""
+    woken = preempted = 0
+    for member in tree_pids(pid, without):
+        with contextlib.suppress(OSError):
+            for task in Path(f"/proc/{member}/task").iterdir():
+                for line in (task / "status").read_text().splitlines():
+                    if line.startswith("voluntary_ctxt_switches:"):
+                        woken += int(line.split()[1])
+                    elif line.startswith("nonvoluntary_ctxt_switches:"):
+                        preempted += int(line.split()[1])
+    return woken, preempted
+
+
 def rss_mib(pid: int, without: Iterable[int] = ()) -> float:
     """Resident memory of the process and its descendants (`tree_pids`), in MiB (VmRSS of
     each)."""

@@ -342,6 +342,8 @@ ROWS: list[tuple[str, str, str]] = [
     ("plain c1 gateway CPU ms/call", "latency_c1", "cpu_ms_per_call"),
     ("embeddings c1 gateway CPU ms/call", "embeddings_c1", "cpu_ms_per_call"),
     ("messages c1 gateway CPU ms/call", "messages_c1", "cpu_ms_per_call"),
+    ("plain c1 gateway wake-ups/call", "latency_c1", "wakeups_per_call"),
+    ("plain c1 gateway pre-empted/call", "latency_c1", "preempted_per_call"),
     ("plain c1 worker CPU ms/call", "latency_c1", "worker_cpu_ms_per_call"),
     ("plain c1 PostgreSQL+Redis CPU ms/call", "latency_c1", "services_cpu_ms_per_call"),
     ("stream c16 worker CPU ms/stream", "stream_c16", "worker_cpu_ms_per_call"),

@@ -41,7 +41,9 @@ from core.breaker import REDIS, REDIS_DOWN
 
 log = logging.getLogger(__name__)
 
-LINGER = 0.02
+# The records journaled while it waits this long come along in the same batch: each batch is a
+# pass of this thread on the serving process and a transaction of the storing process.
+LINGER = 0.25
 RETRY_SECONDS = 1.0
 
 
@@ -119,7 +121,7 @@ class Replayer:
         while True:
             woken = self._wake.wait(RETRY_SECONDS if left else None)
             if woken:
-                time.sleep(LINGER)  # the records journaled meanwhile come along
+                time.sleep(LINGER)
                 self._wake.clear()
             try:
                 left = not self.replay()
