@@ -153,6 +153,7 @@ def test_a_log_argument_whose_str_fails_does_not_raise_into_the_caller() -> None
         logger.warning("calling with %s failed for %s", MOMOR_KEY, Unprintable())
     finally:
         logger.removeHandler(handler)
+        logger.propagate = True
     [record] = handler.records
     masked, unprintable = cast(tuple[object, object], record.args)
     assert isinstance(masked, str) and MOMOR_KEY not in masked
