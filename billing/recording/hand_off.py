@@ -203,10 +203,16 @@ def drain(timeout: float = 10.0) -> bool:
 
 def _stream_consumed(deadline: float) -> bool:
     """Whether the records stream is empty (not waited for while Redis is unreachable: this
-    process journals its records meanwhile)."""
+    process journals its records meanwhile). A breaker still open is no proof of that: the
+    replay may have just sent the journal to a Redis that answers again."""
     client = shared_client()
-    if client is None or not REDIS.allow():
+    if client is None:
         return True
+    if not REDIS.allow():
+        try:
+            stream_backlog(client)
+        except REDIS_DOWN:
+            return True
     consumer = RecordsConsumer(lambda: client, f"drain-{threading.get_native_id()}")
     try:
         while stream_backlog(client) > 0:
