@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import heapq
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from billing.admission.base import (
@@ -17,6 +18,10 @@ from billing.admission.base import (
     Ticket,
     rate_state,
 )
+
+SETTLED_KEPT_MS = 60_000
+"""How long a settle is remembered when no read of Redis comes after it (one that comes
+forgets it at once)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +49,10 @@ class _Book:
     """Each unposted charge: its cost and when it was held."""
     mirrored: set[str] = field(default_factory=set)
     """The reservations among `reserved` that are Redis's, not this process's own."""
+    settled: OrderedDict[str, int] = field(default_factory=OrderedDict)
+    """Redis's reservations this process has settled there lately, by id, with when Redis
+    answered, oldest first: a read of Redis begun before then still lists them, and is not
+    followed."""
     shared_unposted: int = 0
     """The total of the charges Redis held as unposted."""
     held: int = 0
@@ -79,11 +88,15 @@ class _Book:
         for meter in meters.split():
             self.by_meter[meter] = self.by_meter.get(meter, 0) + amount
 
-    def mirror(self, backlog: Backlog) -> None:
-        """Hold what Redis holds now, in place of what it held when last read."""
+    def mirror(self, backlog: Backlog, read_ms: int) -> None:
+        """Hold what Redis holds now (read at `read_ms`), in place of what it held when last
+        read."""
         for rid in self.mirrored - backlog.reserved.keys():
             self.drop(rid)
+        self._forget_settled(read_ms)
         for rid, (amount, meters, expires) in backlog.reserved.items():
+            if rid in self.settled:
+                continue
             if rid in self.mirrored:
                 if self.reserved[rid][2] != expires:
                     self.renew(rid, expires)
@@ -96,6 +109,21 @@ class _Book:
     def drop(self, rid: str) -> None:
         self.mirrored.discard(rid)
         self.release(rid)
+
+    def settled_in_redis(self, rid: str, cost: int, now_ms: int) -> None:
+        """A call of this process that Redis admitted and has now settled: its reservation,
+        as Redis held it when last read, becomes the unposted charge Redis now holds."""
+        if rid in self.mirrored:
+            self.drop(rid)
+        self.settled[rid] = now_ms
+        self._forget_settled(now_ms - SETTLED_KEPT_MS)
+        self.held += cost
+        self.shared_unposted += cost
+
+    def _forget_settled(self, before_ms: int) -> None:
+        settled = self.settled
+        while settled and next(iter(settled.values())) < before_ms:
+            settled.popitem(last=False)
 
     def hold_unposted(self, rid: str, cost: int, now_ms: int) -> None:
         held = self.unposted.get(rid)
@@ -132,8 +160,9 @@ class LocalStore(AdmissionStore):
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._books: dict[int, _Book] = {}
-        self._spent: dict[tuple[int, str], int] = {}
-        """Each meter's spend, by organization id and meter, once loaded."""
+        self._spent: dict[int, dict[str, int]] = {}
+        """Each meter's spend, by organization id and meter, once loaded: from the ledger when
+        an outage begins, with this process's own charges added as they are settled."""
         self._windows: dict[str, tuple[int, int]] = {}
 
     async def admit(self, request: AdmitRequest) -> Ticket:
@@ -141,8 +170,8 @@ class LocalStore(AdmissionStore):
             book = self._books.get(request.org_id)
             if book is None or book.balance is None:
                 raise NeedBalance
-            org = request.org_id
-            missing = [one.meter for one in request.limits if (org, one.meter) not in self._spent]
+            spent = self._spent.get(request.org_id, {})
+            missing = [one.meter for one in request.limits if one.meter not in spent]
             if missing:
                 raise NeedSpend(tuple(missing))
             rate = self._count(request.key_tag, request.rate_limit, request.now_ms)
@@ -153,14 +182,14 @@ class LocalStore(AdmissionStore):
             meters = request.meters
             expires = request.now_ms + request.ttl_ms
             book.reserve(request.reservation_id, request.amount, " ".join(meters), expires)
-            return Ticket(request.reservation_id, org, request.key_tag, request.amount, rate,
-                          shared=False, meters=meters)  # fmt: skip
+            return Ticket(request.reservation_id, request.org_id, request.key_tag, request.amount,
+                          rate, shared=False, meters=meters)  # fmt: skip
 
     def _check_credit(self, request: AdmitRequest, book: _Book, rate: RateState) -> None:
         if request.amount > 0 and book.available() < request.amount:
             raise Refused("credits", rate)
         for limit in request.limits:
-            used = self._spent[request.org_id, limit.meter] + book.by_meter.get(limit.meter, 0)
+            used = self._spent[request.org_id][limit.meter] + book.by_meter.get(limit.meter, 0)
             if used + request.amount > limit.amount:
                 raise Refused("budget", rate, meter=limit.meter)
 
@@ -194,9 +223,23 @@ class LocalStore(AdmissionStore):
             book.drop(ticket.id)
             if cost > 0:
                 book.hold_unposted(request_id, cost, now_ms)
+            self._add_spend(ticket, cost)
+
+    def settled_in_redis(self, ticket: Ticket, cost: int, now_ms: int) -> None:
+        """A call Redis admitted and settled: counted here as Redis now counts it, until Redis
+        is read again, should it stop answering first."""
+        with self._lock:
+            book = self._books.get(ticket.org_id)
+            if book is not None:
+                book.settled_in_redis(ticket.id, cost, now_ms)
+            self._add_spend(ticket, cost)
+
+    def _add_spend(self, ticket: Ticket, cost: int) -> None:
+        spent = self._spent.get(ticket.org_id)
+        if spent is not None:
             for meter in ticket.held_on:
-                if (ticket.org_id, meter) in self._spent:
-                    self._spent[ticket.org_id, meter] += cost
+                if meter in spent:
+                    spent[meter] += cost
 
     def hold(self, org_id: int, request_id: str, cost: int, now_ms: int) -> None:
         """Hold a charge the ledger does not have yet (a journaled record's) until it is
@@ -205,12 +248,17 @@ class LocalStore(AdmissionStore):
             with self._lock:
                 self._books.setdefault(org_id, _Book()).hold_unposted(request_id, cost, now_ms)
 
-    def mirror(self, backlogs: dict[int, Backlog]) -> None:
-        """What Redis holds against each organization (read while it answers): counted while
-        it does not."""
+    def mirror(self, backlogs: dict[int, Backlog], read_ms: int) -> None:
+        """What Redis holds against each organization (read at `read_ms`, while it answers):
+        counted while it does not. An organization's meters' spends are then loaded afresh
+        when next needed (from the ledger, which holds the charges Redis settled meanwhile),
+        unless this process holds charges of its own the ledger does not have yet."""
         with self._lock:
             for org_id, backlog in backlogs.items():
-                self._books.setdefault(org_id, _Book()).mirror(backlog)
+                book = self._books.setdefault(org_id, _Book())
+                book.mirror(backlog, read_ms)
+                if not book.unposted:
+                    self._spent.pop(org_id, None)
 
     def posted(self, org_id: int, request_id: str, balance: int, entry_id: int) -> None:
         """A book that holds charges alone is left without a balance: the refresh keeps only
@@ -239,7 +287,7 @@ class LocalStore(AdmissionStore):
 
     def set_key_spend(self, org_id: int, key_tag: str, spent: int) -> None:
         with self._lock:
-            self._spent.setdefault((org_id, key_tag), spent)
+            self._spent.setdefault(org_id, {}).setdefault(key_tag, spent)
 
     def open_reservations(self, org_id: int, now_ms: int) -> dict[str, int]:
         """This store's own: those of Redis it holds as its backlog are Redis's to list."""

@@ -24,6 +24,7 @@ import logging
 import time
 from collections.abc import Iterable
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from redis.exceptions import RedisError
@@ -163,7 +164,17 @@ def settle(settlement: Settlement, now_ms: int) -> asyncio.Future[Any] | None:
         local_store().settle(ticket, settlement.cost, settlement.request_id, now_ms)
     if not isinstance(shared, RedisStore) or not to_redis:
         return None
-    return shared.hand_off(settlement, now_ms)
+    sent = shared.hand_off(settlement, now_ms)
+    if ticket is not None and ticket.shared:
+        sent.add_done_callback(partial(_settled_in_redis, ticket, settlement.cost))
+    return sent
+
+
+def _settled_in_redis(ticket: Ticket, cost: int, sent: asyncio.Future[Any]) -> None:
+    """This process's own store, which admits calls should Redis stop answering, counts the
+    settle as Redis now does, rather than the reservation it last read there."""
+    if not sent.cancelled() and sent.exception() is None:
+        local_store().settled_in_redis(ticket, cost, _now_ms())
 
 
 def settle_locally(settlement: Settlement, now_ms: int) -> None:
@@ -248,4 +259,5 @@ def mirror_backlogs(org_ids: Iterable[int]) -> None:
     """What Redis holds against each organization's balance now (its unposted charges and open
     reservations), held by this process's own store, which counts it when Redis stops
     answering. With Redis only (`in_redis`); raises what a Redis that is down raises."""
-    local_store().mirror(backlogs(_redis().sync, org_ids))
+    read_ms = _now_ms()
+    local_store().mirror(backlogs(_redis().sync, org_ids), read_ms)
