@@ -51,8 +51,8 @@ class _Book:
     """The reservations among `reserved` that are Redis's, not this process's own."""
     settled: OrderedDict[str, int] = field(default_factory=OrderedDict)
     """Redis's reservations this process has settled there lately, by id, with when Redis
-    answered, oldest first: a read of Redis begun before then still lists them, and is not
-    followed."""
+    answered (this process's monotonic clock, in ms), oldest first: a read of Redis begun
+    before then still lists them, and is not followed."""
     shared_unposted: int = 0
     """The total of the charges Redis held as unposted."""
     held: int = 0
@@ -249,10 +249,11 @@ class LocalStore(AdmissionStore):
                 self._books.setdefault(org_id, _Book()).hold_unposted(request_id, cost, now_ms)
 
     def mirror(self, backlogs: dict[int, Backlog], read_ms: int) -> None:
-        """What Redis holds against each organization (read at `read_ms`, while it answers):
-        counted while it does not. An organization's meters' spends are then loaded afresh
-        when next needed (from the ledger, which holds the charges Redis settled meanwhile),
-        unless this process holds charges of its own the ledger does not have yet."""
+        """What Redis holds against each organization (read at `read_ms`, on the clock of
+        `settled_in_redis`, while it answers): counted while it does not. An organization's
+        meters' spends are then loaded afresh when next needed (from the ledger, which holds
+        the charges Redis settled meanwhile), unless this process holds charges of its own the
+        ledger does not have yet."""
         with self._lock:
             for org_id, backlog in backlogs.items():
                 book = self._books.setdefault(org_id, _Book())

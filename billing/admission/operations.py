@@ -91,6 +91,11 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def _monotonic_ms() -> int:
+    """For what this process compares with itself alone: a wall clock set back leaves it be."""
+    return int(time.monotonic() * 1000)
+
+
 # The stores -----------------------------------------------------------------------------------
 # `store()`: the shared store (Redis with REDIS_URL, else this process's own);
 # `local_store()`: this process's own; `admission_store()`: where a call is admitted now, the
@@ -174,7 +179,7 @@ def _settled_in_redis(ticket: Ticket, cost: int, sent: asyncio.Future[Any]) -> N
     """This process's own store, which admits calls should Redis stop answering, counts the
     settle as Redis now does, rather than the reservation it last read there."""
     if not sent.cancelled() and sent.exception() is None:
-        local_store().settled_in_redis(ticket, cost, _now_ms())
+        local_store().settled_in_redis(ticket, cost, _monotonic_ms())
 
 
 def settle_locally(settlement: Settlement, now_ms: int) -> None:
@@ -259,5 +264,5 @@ def mirror_backlogs(org_ids: Iterable[int]) -> None:
     """What Redis holds against each organization's balance now (its unposted charges and open
     reservations), held by this process's own store, which counts it when Redis stops
     answering. With Redis only (`in_redis`); raises what a Redis that is down raises."""
-    read_ms = _now_ms()
+    read_ms = _monotonic_ms()
     local_store().mirror(backlogs(_redis().sync, org_ids), read_ms)
