@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from django.db.models import Sum
 
-from accounts.models import BudgetPeriod
+from accounts.models import ApiKey, BudgetPeriod, Organization
 from billing.models import Generation
 from gateway.catalog.state import STATE
 from tests.billing.admission.test_admission import MINI, mini_reservation, post_raw
@@ -35,18 +35,25 @@ def redis_server(settings: Any) -> Iterator[RedisServer]:
         yield server
 
 
-def test_the_fallback_store_holds_a_budget_with_what_was_spent_before_the_outage(
-    world: World, redis_server: RedisServer, settings: Any
-) -> None:
-    """The key's daily budget is twice a call's worst cost and each call costs about half of
-    it: one call on Redis and two during the outage fit; the next does not, which it would
-    were the call made before the outage not counted."""
+def budgeted(world: World) -> tuple[Organization, str, ApiKey, Decimal]:
+    """An organization with credit to spare, and a key whose daily budget is twice a call's
+    worst cost (each call costs about half of it); that worst cost."""
     world.fake.script("gpt-5-mini", usage=USAGE)
     _, size = post_raw(world, MINI, world.key)
     worst = mini_reservation(size, 1000)
     org = make_org("outage", credits=Decimal(10))
     key, row = make_key(org, name="outage")
     budget(org, BudgetPeriod.DAILY, worst * 2, key=row)
+    return org, key, row, worst
+
+
+def test_the_fallback_store_holds_a_budget_with_what_was_spent_before_the_outage(
+    world: World, redis_server: RedisServer, settings: Any
+) -> None:
+    """The key's daily budget is twice a call's worst cost and each call costs about half of
+    it: one call on Redis and two during the outage fit; the next does not, which it would
+    were the call made before the outage not counted."""
+    _, key, row, worst = budgeted(world)
     before, _ = post_raw(world, MINI, key)
     assert before.status_code == 200, before.text
     wait_recorded(before.headers["x-momor-request-id"])
@@ -68,12 +75,7 @@ def test_a_call_settled_on_redis_is_not_also_held_as_the_reservation_last_read_t
     """Redis's reservations are read while the first call is under way; the call then ends and
     Redis dies before it is read again. The budget counts that call's charge, not its
     reservation as well: two more calls fit, the third does not."""
-    world.fake.script("gpt-5-mini", usage=USAGE)
-    _, size = post_raw(world, MINI, world.key)
-    worst = mini_reservation(size, 1000)
-    org = make_org("outage", credits=Decimal(10))
-    key, row = make_key(org, name="outage")
-    budget(org, BudgetPeriod.DAILY, worst * 2, key=row)
+    org, key, _, _ = budgeted(world)
     world.fake.script("gpt-5-mini", usage=USAGE, delay_first_byte=1)
     answers: list[Any] = []
     slow = threading.Thread(target=lambda: answers.append(post_raw(world, MINI, key)[0]))
@@ -100,12 +102,7 @@ def test_a_second_outage_counts_what_was_spent_on_redis_since_the_first(
     """A call during a first outage, one on Redis once it is back, then a second outage: its
     first call fits beside the two before it, its second does not, which it would were the
     spend of the first outage kept without the call made on Redis in between."""
-    world.fake.script("gpt-5-mini", usage=USAGE)
-    _, size = post_raw(world, MINI, world.key)
-    worst = mini_reservation(size, 1000)
-    org = make_org("outage", credits=Decimal(10))
-    key, row = make_key(org, name="outage")
-    budget(org, BudgetPeriod.DAILY, worst * 2, key=row)
+    _, key, row, worst = budgeted(world)
     redis_server.kill()
     assert post_raw(world, MINI, key)[0].status_code == 200
     back_and_stored(redis_server, settings)
