@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import heapq
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -11,6 +12,7 @@ from billing.admission.base import (
     WINDOW_MS,
     AdmissionStore,
     AdmitRequest,
+    KeySpend,
     NeedBalance,
     NeedSpend,
     RateState,
@@ -163,6 +165,9 @@ class LocalStore(AdmissionStore):
         self._spent: dict[int, dict[str, int]] = {}
         """Each meter's spend, by organization id and meter, once loaded: from the ledger when
         an outage begins, with this process's own charges added as they are settled."""
+        self._spent_until: dict[int, dict[str, int]] = {}
+        """When each loaded meter of a window is let go (epoch ms), as Redis lets its go: a day
+        after its window ends."""
         self._windows: dict[str, tuple[int, int]] = {}
 
     async def admit(self, request: AdmitRequest) -> Ticket:
@@ -260,6 +265,7 @@ class LocalStore(AdmissionStore):
                 book.mirror(backlog, read_ms)
                 if not book.unposted:
                     self._spent.pop(org_id, None)
+                    self._spent_until.pop(org_id, None)
 
     def posted(self, org_id: int, request_id: str, balance: int, entry_id: int) -> None:
         """A book that holds charges alone is left without a balance: the refresh keeps only
@@ -287,8 +293,28 @@ class LocalStore(AdmissionStore):
         return org_id in self._books
 
     def set_key_spend(self, org_id: int, key_tag: str, spent: int) -> None:
+        self.set_key_spends([KeySpend(org_id, key_tag, spent)])
+
+    def set_key_spends(self, spends: list[KeySpend]) -> None:
+        """A meter already loaded keeps what it counts. Loading one lets go of its
+        organization's meters whose windows ended more than a day ago, so a process that runs
+        for months does not hold every window's meter of every budget."""
+        now_ms = int(time.time() * 1000)
         with self._lock:
-            self._spent.setdefault(org_id, {}).setdefault(key_tag, spent)
+            for one in spends:
+                self._let_go_of_ended(one.org_id, now_ms)
+                self._spent.setdefault(one.org_id, {}).setdefault(one.tag, one.spent)
+                if one.expires_ms:
+                    self._spent_until.setdefault(one.org_id, {})[one.tag] = one.expires_ms
+
+    def _let_go_of_ended(self, org_id: int, now_ms: int) -> None:
+        until = self._spent_until.get(org_id)
+        if not until:
+            return
+        spent = self._spent.get(org_id, {})
+        for meter in [meter for meter, ends in until.items() if ends <= now_ms]:
+            del until[meter]
+            spent.pop(meter, None)
 
     def open_reservations(self, org_id: int, now_ms: int) -> dict[str, int]:
         """This store's own: those of Redis it holds as its backlog are Redis's to list."""

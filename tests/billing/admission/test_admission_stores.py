@@ -4,6 +4,7 @@ process's own: reserve, refuse, settle, post, expire."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -195,6 +196,7 @@ async def test_a_key_is_held_to_its_own_credit_limit(store: AdmissionStore) -> N
 
 
 DAILY = Limit("k1@d2026-12-06", 50)
+NEXT_DAY = Limit("k1@d2026-12-07", 50)
 MEMBER = Limit("m3@w2026-11-30", 80)
 
 
@@ -229,6 +231,24 @@ async def test_an_expired_reservation_leaves_every_budget_it_held(store: Admissi
     if isinstance(store, RedisStore):
         await asyncio.sleep(0.01)  # expiries run on Redis's own clock
     await store.admit(ask("r2", 50, budgets=(DAILY,), now=NOW + 10))
+
+
+async def test_a_windows_meter_is_let_go_once_it_expires(store: AdmissionStore) -> None:
+    """A window's meter is held until its expiry (a day past the window's end), then let go, on
+    the wall clock in both stores: a process that runs for months does not keep every day's
+    meter of every budget, and a call that still names one has it loaded again."""
+    store.sync_balance(7, 1_000, 1)
+    soon = int(time.time() * 1000) + 300
+    store.set_key_spends([KeySpend(7, DAILY.meter, 45, expires_ms=soon)])
+    with pytest.raises(Refused):
+        await store.admit(ask("r1", 10, budgets=(DAILY,)))
+    await asyncio.sleep(0.5)
+    store.set_key_spends([KeySpend(7, NEXT_DAY.meter, 0, expires_ms=soon + 86_400_000)])
+    with pytest.raises(NeedSpend) as missing:
+        await store.admit(ask("r2", 10, budgets=(DAILY, NEXT_DAY)))
+    assert missing.value.meters == (DAILY.meter,)
+    store.set_key_spends([KeySpend(7, DAILY.meter, 0, expires_ms=soon + 86_400_000)])
+    await store.admit(ask("r2", 10, budgets=(DAILY, NEXT_DAY)))
 
 
 @pytest.mark.parametrize("store", ["local"], indirect=True)  # Redis reads its own clock
