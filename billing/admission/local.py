@@ -301,8 +301,9 @@ class LocalStore(AdmissionStore):
         for months does not hold every window's meter of every budget."""
         now_ms = int(time.time() * 1000)
         with self._lock:
+            for org_id in {one.org_id for one in spends}:
+                self._let_go_of_ended(org_id, now_ms)
             for one in spends:
-                self._let_go_of_ended(one.org_id, now_ms)
                 self._spent.setdefault(one.org_id, {}).setdefault(one.tag, one.spent)
                 if one.expires_ms:
                     self._spent_until.setdefault(one.org_id, {})[one.tag] = one.expires_ms

@@ -24,7 +24,6 @@ import logging
 import time
 from collections.abc import Iterable
 from dataclasses import replace
-from functools import partial
 from typing import Any
 
 from redis.exceptions import RedisError
@@ -77,6 +76,7 @@ __all__ = [
     "settle",
     "settle_locally",
     "settle_many",
+    "settled_in_redis",
     "shared_client",
     "store",
     "sweep_abandoned",
@@ -159,7 +159,8 @@ def settle(settlement: Settlement, now_ms: int) -> asyncio.Future[Any] | None:
     Redis cannot take the settle (embedded mode, or its breaker open). With Redis taking it,
     the SETTLE script settles the call there and appends its record to the records stream,
     atomically, sent with the other scripts of this turn of the event loop: the future is done
-    once Redis has both (or failed: then `settle_locally`, and the record to the journal).
+    once Redis has both (then `settled_in_redis`; or failed: then `settle_locally`, and the
+    record to the journal).
     None when Redis cannot take it: the record goes to the journal."""
     ticket, shared = settlement.ticket, store()
     to_redis = isinstance(shared, RedisStore) and REDIS.allow()
@@ -169,17 +170,15 @@ def settle(settlement: Settlement, now_ms: int) -> asyncio.Future[Any] | None:
         local_store().settle(ticket, settlement.cost, settlement.request_id, now_ms)
     if not isinstance(shared, RedisStore) or not to_redis:
         return None
-    sent = shared.hand_off(settlement, now_ms)
+    return shared.hand_off(settlement, now_ms)
+
+
+def settled_in_redis(settlement: Settlement) -> None:
+    """A call Redis has settled: this process's own store, which admits calls should Redis stop
+    answering, counts it as Redis now does, rather than as the reservation it last read there."""
+    ticket = settlement.ticket
     if ticket is not None and ticket.shared:
-        sent.add_done_callback(partial(_settled_in_redis, ticket, settlement.cost))
-    return sent
-
-
-def _settled_in_redis(ticket: Ticket, cost: int, sent: asyncio.Future[Any]) -> None:
-    """This process's own store, which admits calls should Redis stop answering, counts the
-    settle as Redis now does, rather than the reservation it last read there."""
-    if not sent.cancelled() and sent.exception() is None:
-        local_store().settled_in_redis(ticket, cost, _monotonic_ms())
+        local_store().settled_in_redis(ticket, settlement.cost, _monotonic_ms())
 
 
 def settle_locally(settlement: Settlement, now_ms: int) -> None:

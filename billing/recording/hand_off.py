@@ -23,7 +23,13 @@ from typing import Any
 
 from django.conf import settings
 
-from billing.admission.operations import Settlement, settle, settle_locally, shared_client
+from billing.admission.operations import (
+    Settlement,
+    settle,
+    settle_locally,
+    settled_in_redis,
+    shared_client,
+)
 from billing.calls.observers import HandedOff, notify
 from billing.calls.records import CallRecord, record_payload
 from billing.recording.replay import REPLAYER, journal, stop_storer
@@ -105,6 +111,7 @@ def _sent(
 ) -> None:
     failure = "cancelled" if sent.cancelled() else sent.exception()
     if failure is None:
+        settled_in_redis(settlement)
         durable.set_result(None)
         return
     log.warning("Redis could not take call %s (%s): journaling it", settlement.request_id, failure)
