@@ -46,6 +46,10 @@ if "daphne.server" in sys.modules:  # served by Daphne: see momor/under_daphne.p
     from momor.under_daphne import install
 
     install(body_limit)
+if "uvicorn" in sys.modules:  # served by uvicorn: see momor/under_uvicorn.py
+    from momor.under_uvicorn import install as install_under_uvicorn
+
+    install_under_uvicorn()
 
 # Channels routes with django.urls.path, whose stub takes views alone; and URLRouter's stub
 # wants its own URLPattern subclass, which path is not typed to return.

@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
-ensure_apt_packages postgresql redis-server chromium rabbitmq-server faketime
+ensure_apt_packages postgresql redis-server chromium rabbitmq-server faketime strace
 ensure_postgres
 ensure_redis
 ensure_venv dev

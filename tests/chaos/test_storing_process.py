@@ -77,7 +77,9 @@ def test_a_storing_process_killed_under_load_loses_and_doubles_nothing(
     stores = chaos_stores
     slug, key = an_org(stores)
     stores.fake.script(UPSTREAM_ID, usage={"prompt_tokens": 12, "completion_tokens": 6})
-    gateway = embedded_gateway(stores, tmp_path / "journal")
+    # four senders for four seconds: more calls than the default 600 a minute
+    unlimited = {"MOMOR_RATE_LIMIT_PER_MINUTE": "1000000"}
+    gateway = embedded_gateway(stores, tmp_path / "journal", **unlimited)
     ids: list[str] = []
     statuses: list[int] = []
     done = threading.Event()

@@ -1,0 +1,71 @@
+"""Momor under uvicorn's httptools protocol (docs/operations.md's command): a response's head leaves
+in the same write as the first part of its body.
+
+uvicorn writes a response's head when the application sends `http.response.start`, and each part of
+its body when that is sent: two writes for an answer whose body is ready with its head, as every
+answer the lean route sends whole is. Each write is a system call, and on loopback or a VM it wakes
+the client, which then waits for the rest. `install` puts a subclass of uvicorn's
+`RequestResponseCycle` in its place that holds the head until the body's first write or the end of
+the event loop's turn, whichever comes first: a whole answer leaves in one write, and a stream's
+head leaves with its first chunk if that is sent in the same turn, else at the end of that turn, as
+it did before. Nothing else uvicorn does changes.
+
+`momor.asgi` calls `install` when uvicorn is the server (it loads the application before its
+protocol); under `--http h11` the class is left unused."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from uvicorn.protocols.http import httptools_impl
+
+
+class HeadWithBody:
+    """The transport as one response's cycle writes to it: the write made while `holding` is
+    kept, and sent before the next write, at the end of the loop's turn, or before a close."""
+
+    __slots__ = ("held", "holding", "transport")
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self.transport = transport
+        self.held = b""
+        self.holding = False
+
+    def write(self, data: bytes) -> None:
+        if self.holding:
+            self.holding = False
+            self.held = data
+            asyncio.get_running_loop().call_soon(self.flush)
+            return
+        if self.held:
+            data, self.held = self.held + data, b""
+        self.transport.write(data)
+
+    def flush(self) -> None:
+        if self.held and not self.transport.is_closing():
+            self.transport.write(self.held)
+        self.held = b""
+
+    def close(self) -> None:
+        self.flush()
+        self.transport.close()
+
+    def is_closing(self) -> bool:
+        return self.transport.is_closing()
+
+
+class OneWriteCycle(httptools_impl.RequestResponseCycle):
+    """uvicorn's request-response cycle, writing through a `HeadWithBody`."""
+
+    def __init__(self, scope: Any, transport: asyncio.Transport, *args: Any, **kwargs: Any) -> None:
+        super().__init__(scope, HeadWithBody(transport), *args, **kwargs)  # type: ignore[arg-type]  # the transport's writes, duck-typed
+
+    async def send(self, message: Any) -> None:
+        if not self.response_started and message["type"] == "http.response.start":
+            self.transport.holding = True  # type: ignore[attr-defined]  # a HeadWithBody
+        await super().send(message)
+
+
+def install() -> None:
+    httptools_impl.RequestResponseCycle = OneWriteCycle  # type: ignore[misc]  # looked up per request
