@@ -8,7 +8,13 @@ the client, which then waits for the rest. `install` puts a subclass of uvicorn'
 `RequestResponseCycle` in its place that holds the head until the body's first write or the end of
 the event loop's turn, whichever comes first: a whole answer leaves in one write, and a stream's
 head leaves with its first chunk if that is sent in the same turn, else at the end of that turn, as
-it did before. Nothing else uvicorn does changes.
+it did before.
+
+And every connection sends with Nagle's algorithm off (TCP_NODELAY), however uvicorn got its
+socket: given one by `--fd` (socket activation, a process manager), uvicorn takes it for a Unix
+socket and leaves Nagle on, so a write that follows an unacknowledged one (a body after its head,
+a stream's next chunk) waits for the client's delayed acknowledgement, up to 40 ms. Nothing else
+uvicorn does changes.
 
 `momor.asgi` calls `install` when uvicorn is the server (it loads the application before its
 protocol); under `--http h11` the class is left unused."""
@@ -16,6 +22,7 @@ protocol); under `--http h11` the class is left unused."""
 from __future__ import annotations
 
 import asyncio
+import socket
 from typing import Any
 
 from uvicorn.protocols.http import httptools_impl
@@ -69,3 +76,21 @@ class OneWriteCycle(httptools_impl.RequestResponseCycle):
 
 def install() -> None:
     httptools_impl.RequestResponseCycle = OneWriteCycle  # type: ignore[misc]  # looked up per request
+    connection_made = httptools_impl.HttpToolsProtocol.connection_made
+
+    def made_without_delay(protocol: Any, transport: asyncio.Transport) -> None:
+        connection_made(protocol, transport)
+        no_delay(transport)
+
+    httptools_impl.HttpToolsProtocol.connection_made = made_without_delay  # type: ignore[method-assign,assignment]  # wrapped, the same signature
+
+
+def no_delay(transport: asyncio.BaseTransport) -> None:
+    """Nagle's algorithm off on the transport's TCP socket (a Unix socket has none)."""
+    sock = transport.get_extra_info("socket")
+    if sock is None:
+        return
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    except OSError:
+        return
