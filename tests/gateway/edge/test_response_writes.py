@@ -33,7 +33,7 @@ def _traced(pid: int, out: Path, syscalls: str, call: Callable[[], object], unti
     """The process's `syscalls` as strace shows them while `call` ran, called until the trace
     shows `until` (strace attaches to each thread in its own time) or 20 s have passed."""
     argv = ["strace", "-f", "-qq", "-s", "4096", "-e", f"trace={syscalls}", "-o", str(out)]
-    tracer = subprocess.Popen([*argv, "-p", str(pid)], stderr=subprocess.DEVNULL)  # noqa: S603
+    tracer = subprocess.Popen([*argv, "-p", str(pid)], stderr=subprocess.DEVNULL)  # noqa: S603 - strace, argv written here
     try:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
