@@ -5,10 +5,9 @@ uvicorn writes a response's head when the application sends `http.response.start
 its body when that is sent: two writes for an answer whose body is ready with its head, as every
 answer the lean route sends whole is. Each write is a system call, and on loopback or a VM it wakes
 the client, which then waits for the rest. `install` puts a subclass of uvicorn's
-`RequestResponseCycle` in its place that holds the head until the body's first write or the end of
-the event loop's turn, whichever comes first: a whole answer leaves in one write, and a stream's
-head leaves with its first chunk if that is sent in the same turn, else at the end of that turn, as
-it did before.
+`RequestResponseCycle` in its place that holds the head of an answer of a declared length (every
+answer sent whole) until its body's first write: it leaves in one write. A stream's head, of a body
+of unknown length, is written at once, as uvicorn writes it.
 
 And every connection sends with Nagle's algorithm off (TCP_NODELAY), however uvicorn got its
 socket: given one by `--fd` (socket activation, a process manager), uvicorn takes it for a Unix
@@ -30,7 +29,7 @@ from uvicorn.protocols.http import httptools_impl
 
 class HeadWithBody:
     """The transport as one response's cycle writes to it: the write made while `holding` is
-    kept, and sent before the next write, at the end of the loop's turn, or before a close."""
+    kept, and sent with the next write, by `flush`, or before a close."""
 
     __slots__ = ("held", "holding", "transport")
 
@@ -43,7 +42,6 @@ class HeadWithBody:
         if self.holding:
             self.holding = False
             self.held = data
-            asyncio.get_running_loop().call_soon(self.flush)
             return
         if self.held:
             data, self.held = self.held + data, b""
@@ -65,13 +63,19 @@ class HeadWithBody:
 class OneWriteCycle(httptools_impl.RequestResponseCycle):
     """uvicorn's request-response cycle, writing through a `HeadWithBody`."""
 
+    transport: HeadWithBody  # type: ignore[assignment]  # the transport's writes, duck-typed
+
     def __init__(self, scope: Any, transport: asyncio.Transport, *args: Any, **kwargs: Any) -> None:
-        super().__init__(scope, HeadWithBody(transport), *args, **kwargs)  # type: ignore[arg-type]  # the transport's writes, duck-typed
+        super().__init__(scope, HeadWithBody(transport), *args, **kwargs)  # type: ignore[arg-type]  # as above
 
     async def send(self, message: Any) -> None:
-        if not self.response_started and message["type"] == "http.response.start":
-            self.transport.holding = True  # type: ignore[attr-defined]  # a HeadWithBody
+        if self.response_started or message["type"] != "http.response.start":
+            await super().send(message)
+            return
+        self.transport.holding = True
         await super().send(message)
+        if self.chunked_encoding is not False:  # no declared length (uvicorn read the headers)
+            self.transport.flush()
 
 
 def install() -> None:
