@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import re
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,14 +48,19 @@ class Outcome:
 
 @dataclass
 class Pool:
-    """The gateways calls go to; a fault takes one out before stopping it."""
+    """The gateways calls go to; a fault takes one out before stopping it. Each kind of call goes
+    round them on a turn of its own: with one turn for all, clients that alternate kinds could
+    settle into sending every stream to the same gateway (a plain call and the stream after it
+    taking two turns in a row, whenever plain calls end before another client's stream does)."""
 
     urls: list[str]
-    _turn: itertools.count[int] = field(default_factory=itertools.count)
+    _turns: defaultdict[Kind, itertools.count[int]] = field(
+        default_factory=lambda: defaultdict(itertools.count)
+    )
 
-    def pick(self) -> str:
+    def pick(self, kind: Kind) -> str:
         urls = self.urls
-        return urls[next(self._turn) % len(urls)]
+        return urls[next(self._turns[kind]) % len(urls)]
 
 
 async def call(client: httpx.AsyncClient, url: str, key: str, kind: Kind) -> Outcome:
@@ -118,7 +124,8 @@ async def run_load(
         nonlocal since_fault
         turn = itertools.islice(itertools.cycle(kinds), start, None)
         while len(outcomes) < before or not fault_done.is_set() or since_fault < after:
-            outcomes.append(await call(client, pool.pick(), key, next(turn)))
+            kind = next(turn)
+            outcomes.append(await call(client, pool.pick(kind), key, kind))
             since_fault += fault_done.is_set()
 
     async def faulted() -> None:
