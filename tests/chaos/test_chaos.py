@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 import pytest
@@ -98,7 +99,10 @@ def test_sigkill_mid_stream_delivered_tokens_billed_once(deployment: Deployment)
     outcomes = load(deployment, pool, fault)
 
     cut = [o for o in outcomes if o.shown and not o.complete and o.gateway == doomed.url]
-    assert cut, "no stream was mid-way when the gateway was killed"
+    # each outcome as (on the doomed gateway, streamed, status, shown, complete), counted
+    seen = Counter((o.gateway == doomed.url, o.kind.streamed, o.status, o.shown, o.complete)
+                   for o in outcomes)  # fmt: skip
+    assert cut, f"no stream was mid-way when the gateway was killed: {seen}"
     assert_shown_billed_once(deployment.stores.database_url, outcomes)
     check(deployment, outcomes)
 
