@@ -21,7 +21,7 @@ from tests.chaos.apis import CHAT_ONLY, Api, Kind
 FIRST_DATA = re.compile(rb"^data: (.*)$", re.MULTILINE)
 
 
-@dataclass
+@dataclass(eq=False)
 class Outcome:
     gateway: str
     kind: Kind
@@ -54,6 +54,8 @@ class Pool:
     taking two turns in a row, whenever plain calls end before another client's stream does)."""
 
     urls: list[str]
+    under_way: set[Outcome] = field(default_factory=set)
+    """The calls sent and not yet over, filled in as their answers arrive."""
     _turns: defaultdict[Kind, itertools.count[int]] = field(
         default_factory=lambda: defaultdict(itertools.count)
     )
@@ -63,11 +65,13 @@ class Pool:
         return urls[next(self._turns[kind]) % len(urls)]
 
 
-async def call(client: httpx.AsyncClient, url: str, key: str, kind: Kind) -> Outcome:
-    outcome, api = Outcome(url, kind), kind.api
+async def call(client: httpx.AsyncClient, outcome: Outcome, key: str) -> None:
+    """Sends the call `outcome` names and fills it in with what comes back."""
+    kind = outcome.kind
+    api = kind.api
     try:
         async with client.stream(
-            "POST", url + api.path, json=kind.body(), headers=api.headers(key)
+            "POST", outcome.gateway + api.path, json=kind.body(), headers=api.headers(key)
         ) as response:
             outcome.started, outcome.status = True, response.status_code
             outcome.request_id = response.headers.get("x-momor-request-id")
@@ -76,12 +80,11 @@ async def call(client: httpx.AsyncClient, url: str, key: str, kind: Kind) -> Out
                 data += part
                 outcome.shown = outcome.shown or api.shown.search(part) is not None
     except httpx.HTTPError:
-        return outcome
+        return
     stream = kind.streamed and response.status_code == 200
     first = _first_event(data) if stream else _parsed(data)
     outcome.complete = first is not None and (not stream or _ended(data, api))
     outcome.answer_id = api.id_of(first) if isinstance(first, dict) else None
-    return outcome
 
 
 def _parsed(data: bytes) -> Any:
@@ -125,7 +128,13 @@ async def run_load(
         turn = itertools.islice(itertools.cycle(kinds), start, None)
         while len(outcomes) < before or not fault_done.is_set() or since_fault < after:
             kind = next(turn)
-            outcomes.append(await call(client, pool.pick(kind), key, kind))
+            outcome = Outcome(pool.pick(kind), kind)
+            pool.under_way.add(outcome)
+            try:
+                await call(client, outcome, key)
+            finally:
+                pool.under_way.discard(outcome)
+            outcomes.append(outcome)
             since_fault += fault_done.is_set()
 
     async def faulted() -> None:

@@ -18,6 +18,7 @@ from tests.chaos.apis import CHAT_ONLY, MIX, Kind
 from tests.chaos.books import assert_books_balance, assert_each_api_books, assert_shown_billed_once
 from tests.chaos.conftest import ECHO, Deployment
 from tests.chaos.load import Outcome, Pool, run_load
+from tests.stores import wait_until
 
 pytestmark = pytest.mark.chaos
 
@@ -92,7 +93,13 @@ def test_sigkill_mid_stream_delivered_tokens_billed_once(deployment: Deployment)
     pool = Pool([doomed.url, other.url])
     deployment.worker()
 
+    def mid_way() -> bool:
+        return any(o.gateway == doomed.url and o.shown for o in list(pool.under_way))
+
     def fault() -> None:
+        # clients alternating plain calls and streams of one length fall into step: calls end
+        # in waves, and a kill at the count that starts the fault would find streams only begun
+        wait_until(mid_way, 30, "a stream on the doomed gateway showing content")
         doomed.kill()
         pool.urls = [other.url]
 
