@@ -6,7 +6,7 @@ Redis Cluster, records stream included."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -43,6 +43,8 @@ from core.redis_keys import org_group, org_key, org_prefix, records_stream
 from core.redis_pipeline import Address, PipelinedRedis
 
 AREA = "adm"
+ADVANCE_IDS = 500
+"""The most charges one ADVANCE script takes."""
 
 # Expiries and rate windows run on Redis's clock, which every gateway process reads alike (a
 # process's own clock may be minutes off). Scripts replicate their effects, so reading it in a
@@ -193,20 +195,23 @@ end
 return 1
 """
 
+# Every charge of one organization that a batch of records posted, in one script: a script per
+# charge held Redis, and every gateway's admission behind it, for the length of a batch's
+# Lua calls.
 # KEYS: balance hash, unposted hash, unposted expiries, unposted total
-# ARGV: request id ('' for none), balance, entry id
+# ARGV: balance, entry id, then the request ids posted
 ADVANCE = """
-if ARGV[1] ~= '' then
-  local held = redis.call('HGET', KEYS[2], ARGV[1])
-  if held then
-    redis.call('DECRBY', KEYS[4], held)
-    redis.call('HDEL', KEYS[2], ARGV[1])
-    redis.call('ZREM', KEYS[3], ARGV[1])
+if #ARGV > 2 then
+  for i = 3, #ARGV do
+    local held = redis.call('HGET', KEYS[2], ARGV[i])
+    if held then redis.call('DECRBY', KEYS[4], held) end
   end
+  redis.call('HDEL', KEYS[2], unpack(ARGV, 3))
+  redis.call('ZREM', KEYS[3], unpack(ARGV, 3))
 end
 local current = tonumber(redis.call('HGET', KEYS[1], 'entry') or '-1')
-if tonumber(ARGV[3]) > current then
-  redis.call('HSET', KEYS[1], 'balance', ARGV[2], 'entry', ARGV[3])
+if tonumber(ARGV[2]) > current then
+  redis.call('HSET', KEYS[1], 'balance', ARGV[1], 'entry', ARGV[2])
 end
 return 1
 """
@@ -426,15 +431,15 @@ class RedisStore(AdmissionStore):
         self._run_sync([(SETTLE, settlement.keys(), settlement.args(now_ms))])
 
     def posted(self, org_id: int, request_id: str, balance: int, entry_id: int) -> None:
-        self._run_sync([_advance(org_id, request_id, balance, entry_id)])
+        self.posted_many([(org_id, request_id, entry_id, balance)])
 
     def posted_many(self, posted: list[Posted]) -> None:
+        """One script per organization (per ADVANCE_IDS of its charges), its latest balance."""
         if posted:
-            calls = [_advance(org, rid, balance, entry) for org, rid, entry, balance in posted]
-            self._run_sync(calls)
+            self._run_sync(list(_advances(posted)))
 
     def sync_balance(self, org_id: int, balance: int, entry_id: int) -> None:
-        self.posted(org_id, "", balance, entry_id)
+        self._run_sync([(ADVANCE, advance_keys(org_id), [balance, entry_id])])
 
     def set_key_spend(self, org_id: int, key_tag: str, spent: int) -> None:
         self.set_key_spends([KeySpend(org_id, key_tag, spent)])
@@ -477,10 +482,18 @@ def advance_keys(org_id: int) -> list[str]:
     return [org["balance"], org["unp"], org["unpexp"], org["unptot"]]
 
 
-def _advance(
-    org_id: int, request_id: str, balance: int, entry_id: int
-) -> tuple[str, list[str], list[Any]]:
-    return ADVANCE, advance_keys(org_id), [request_id, balance, entry_id]
+def _advances(posted: list[Posted]) -> Iterator[tuple[str, list[str], list[Any]]]:
+    """ADVANCE for each organization's charges, ADVANCE_IDS at a time, with the balance after
+    the latest of its entries."""
+    by_org: dict[int, list[Posted]] = {}
+    for one in posted:
+        by_org.setdefault(one[0], []).append(one)
+    for org_id, charges in by_org.items():
+        _, _, entry_id, balance = max(charges, key=lambda charge: charge[2])
+        ids = [request_id for _, request_id, _, _ in charges if request_id]
+        for start in range(0, max(len(ids), 1), ADVANCE_IDS):
+            chunk = ids[start : start + ADVANCE_IDS]
+            yield ADVANCE, advance_keys(org_id), [balance, entry_id, *chunk]
 
 
 def _key_spend(spend: KeySpend) -> tuple[str, list[str], list[Any]]:

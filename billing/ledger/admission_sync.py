@@ -173,6 +173,10 @@ def _reconcile(target: AdmissionStore, org_id: int) -> None:
     entries = LedgerEntry.objects.filter(idempotency_key__in=list(keys)).values_list(
         "idempotency_key", "id", "balance_after"
     )
-    for key, entry_id, balance_after in entries:
-        if key is not None:  # never: the filter matched it
-            target.posted(org_id, keys[key], to_units(balance_after), entry_id)
+    target.posted_many(
+        [
+            (org_id, keys[key], entry_id, to_units(balance_after))
+            for key, entry_id, balance_after in entries
+            if key is not None  # never: the filter matched it
+        ]
+    )

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 
 import pytest
 from pytest_django.fixtures import Settings as SettingsWrapper
+from redis.cluster import RedisCluster
 
 from billing.admission import Limit, NeedBalance, NeedSpend, Refused
 from billing.admission.base import AdmissionStore, AdmitRequest, KeySpend
 from billing.admission.local import LocalStore
 from billing.admission.redis_store import RedisStore
-from tests.redis_helpers import flush, flush_scripts
+from tests.redis_helpers import client, flush, flush_scripts
 
 NOW = 1_790_000_000_000
 TTL = 60_000
@@ -76,6 +78,64 @@ async def test_a_posted_charge_moves_from_unposted_into_the_balance(
     await store.admit(ask("r2", 60))
     with pytest.raises(Refused):
         await store.admit(ask("r3", 1))
+
+
+async def test_a_batch_of_posted_charges_clears_each_and_keeps_the_latest_balance(
+    store: AdmissionStore,
+) -> None:
+    """A batch of records posts the charges of several organizations, out of entry order: each
+    charge leaves its organization's unposted, and each takes the balance after its latest
+    entry."""
+    store.sync_balance(7, 100, 1)
+    store.sync_balance(8, 50, 1)
+    for org, rid, cost in ((7, "a", 10), (7, "b", 20), (8, "c", 5), (7, "d", 30)):
+        ticket = await store.admit(AdmitRequest(f"r-{rid}", org, "k1", cost, 0, NOW, TTL))
+        store.settle(ticket, cost, rid, NOW)
+    store.posted_many([(7, "b", 4, 70), (8, "c", 3, 45), (7, "a", 2, 90)])
+    assert (store.unposted(7), store.unposted(8)) == ({"d": 30}, {})
+    await store.admit(ask("r1", 40))  # 70 - 30 still unposted
+    with pytest.raises(Refused):
+        await store.admit(ask("r2", 1))
+    await store.admit(AdmitRequest("r3", 8, "k1", 45, 0, NOW, TTL))
+
+
+def test_an_organizations_posted_charges_go_to_redis_as_one_script(
+    settings: SettingsWrapper,
+) -> None:
+    """A script per charge held Redis, and every gateway's admission behind it, for the whole
+    batch."""
+    url = settings.REDIS_URL
+    if isinstance(client(url), RedisCluster):
+        pytest.skip("MONITOR watches one node")
+    flush(url)
+    store = RedisStore(url)
+    store.sync_balance(7, 1_000, 1)
+    for i in range(50):
+        ticket = asyncio.run(store.admit(ask(f"r{i}", 10)))
+        store.settle(ticket, 10, f"call-{i}", NOW)
+    posted = [(7, f"call-{i}", 2 + i, 990 - 10 * i) for i in range(50)]
+
+    scripts = _scripts_run(url, lambda: store.posted_many(posted))
+
+    assert scripts == 1
+    assert store.unposted(7) == {}
+    flush(url)
+
+
+def _scripts_run(url: str, action: Callable[[], None]) -> int:
+    """The scripts Redis ran on the database of `url` while `action` ran (MONITOR, up to a
+    marker sent after it)."""
+    watcher, marker = client(url), f"done-{uuid.uuid4()}"
+    db = watcher.connection_pool.connection_kwargs.get("db", 0)
+    count = 0
+    with watcher.monitor() as monitor:
+        action()
+        client(url).echo(marker)
+        for command in monitor.listen():
+            if command["command"] == f"ECHO {marker}":
+                return count
+            count += command["db"] == db and command["command"].startswith("EVALSHA ")
+    raise AssertionError("the marker never came")
 
 
 async def test_an_older_balance_never_overwrites_a_newer_one(store: AdmissionStore) -> None:
