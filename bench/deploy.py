@@ -26,6 +26,8 @@ EMBED_MODEL = "bench/embed"  # the embedding model measured beside the chat call
 EMBED_UPSTREAM_ID = "embed"
 MESSAGES_MODEL = "bench/claude"  # the model a Messages call asks for, served by Anthropic
 MESSAGES_UPSTREAM_ID = "claude-fast"
+RESPONSES_MODEL = "bench/gpt"  # the model a Responses call asks for, served by OpenAI
+RESPONSES_UPSTREAM_ID = "gpt-fast"
 ANTHROPIC_PATH = "/anthropic"  # where the fake speaks Anthropic's API, below its base URL
 CHUNKS = 20
 ANSWER = " ".join(f"w{i:02d}" for i in range(CHUNKS))  # 20 pieces of text
@@ -92,19 +94,43 @@ upstream_id = "{MESSAGES_UPSTREAM_ID}"
 prompt_price = 0.01
 completion_price = 0.01
 """
+# Loaded with MESSAGES_CATALOG: a model served by an OpenAI offering, which a Responses call
+# reaches natively.
+RESPONSES_CATALOG = f"""
+[[providers]]
+name = "benchopenai"
+display_name = "Benchmark fake OpenAI"
+api = "openai"
+base_url = "{{base_url}}"
+key_env = "{FAKE_KEY_ENV}"
+zdr = true
+
+[[models]]
+id = "{RESPONSES_MODEL}"
+released = 2025-01-01
+
+[[offerings]]
+model = "{RESPONSES_MODEL}"
+provider = "benchopenai"
+upstream_id = "{RESPONSES_UPSTREAM_ID}"
+prompt_price = 0.01
+completion_price = 0.01
+"""
 # A checkout without it (a --baseline from before the Messages route) is measured without
 # Messages calls.
 MESSAGES_ROUTE = Path("gateway") / "edge" / "messages.py"
+# The same for the Responses route and Responses calls.
+RESPONSES_ROUTE = Path("gateway") / "edge" / "responses.py"
 
 
 def catalog_text(fake_url: str, *, chat_alone: bool = False) -> str:
     """The catalog a deployment loads, its providers at the fake upstream `fake_url`."""
-    chat = CATALOG.format(base_url=f"{fake_url}/v1")
+    openai = f"{fake_url}/v1"
+    chat = CATALOG.format(base_url=openai)
     if chat_alone:
         return chat
-    return (
-        chat + EMBEDDINGS_CATALOG + MESSAGES_CATALOG.format(base_url=f"{fake_url}{ANTHROPIC_PATH}")
-    )
+    messages = MESSAGES_CATALOG.format(base_url=f"{fake_url}{ANTHROPIC_PATH}")
+    return chat + EMBEDDINGS_CATALOG + messages + RESPONSES_CATALOG.format(base_url=openai)
 
 
 @dataclass(frozen=True)
@@ -186,6 +212,7 @@ class Deployment:
         self.key = ""
         self.embeddings = False  # its catalog serves EMBED_MODEL
         self.messages = False  # its catalog serves MESSAGES_MODEL, and its code the route
+        self.responses = False  # its catalog serves RESPONSES_MODEL, and its code the route
         self.worker: Proc | None = None
         self.env = self._env()
 
@@ -217,6 +244,7 @@ class Deployment:
             self.manage("load_catalog", str(catalog))
             self.embeddings = True
             self.messages = (self.root / MESSAGES_ROUTE).exists()
+            self.responses = (self.root / RESPONSES_ROUTE).exists()
         except RuntimeError:  # code from before embeddings: the chat model alone
             print(f"    {self.root.name}: no embedding model loads; chat calls alone", flush=True)
             catalog.write_text(catalog_text(self.fake_url, chat_alone=True))
@@ -426,9 +454,9 @@ def start_fake(procs: Procs, core: int, port: int) -> tuple[Proc, str]:
 
 
 def script_fake(url: str) -> None:
-    """The fake upstream at `url` told to answer the chat and Messages models with ANSWER, in
-    CHUNKS pieces when streamed."""
-    for model in (UPSTREAM_ID, MESSAGES_UPSTREAM_ID):
+    """The fake upstream at `url` told to answer the chat, Messages and Responses models with
+    ANSWER, in CHUNKS pieces when streamed."""
+    for model in (UPSTREAM_ID, MESSAGES_UPSTREAM_ID, RESPONSES_UPSTREAM_ID):
         script = {"model": model, "text": ANSWER, "chunks": CHUNKS}
         httpx.post(f"{url}/_fake/script", json=script, timeout=5).raise_for_status()
 

@@ -14,9 +14,12 @@ from urllib.parse import urlsplit
 import orjson
 
 # The first SSE event that shows text, a non-empty string: `"content":"x` in a Chat
-# Completions chunk, `"text":"x` in a Messages `content_block_delta`.
+# Completions chunk, `"text":"x` in a Messages `content_block_delta`, `"delta":"x` in a
+# Responses `response.output_text.delta` (on its data line, after its type).
 CONTENT = re.compile(rb'"content":\s*"[^"]')
 MESSAGES_TEXT = re.compile(rb'"text":\s*"[^"]')
+RESPONSES_TEXT = re.compile(rb'"type":\s*"response\.output_text\.delta"[^\n]*"delta":\s*"[^"]')
+TEXT_MARKS = {"messages": MESSAGES_TEXT, "responses": RESPONSES_TEXT}  # by API; else CONTENT
 TIMEOUT = 30.0
 SAMPLE_BODIES = 3
 
@@ -32,7 +35,8 @@ ANTHROPIC_VERSION = "2023-06-01"
 class Target:
     """An OpenAI-compatible endpoint: POST `{base}/chat/completions` with `key` and `model`
     (`api` "embeddings": POST `{base}/embeddings`, the prompt as the one input; `api`
-    "messages": POST `{base}/messages` as Anthropic's SDK sends it, the key in `x-api-key`)."""
+    "messages": POST `{base}/messages` as Anthropic's SDK sends it, the key in `x-api-key`;
+    `api` "responses": POST `{base}/responses`, the prompt as the input)."""
 
     name: str
     base_url: str
@@ -66,7 +70,7 @@ class Target:
     @property
     def text_mark(self) -> re.Pattern[bytes]:
         """What a streamed event showing text holds, in this API's stream."""
-        return MESSAGES_TEXT if self.api == "messages" else CONTENT
+        return TEXT_MARKS.get(self.api, CONTENT)
 
     def request(self, *, stream: bool) -> bytes:
         """The raw bytes of one call, built once and resent as is."""
@@ -81,6 +85,9 @@ class Target:
         elif self.api == "messages":
             route = "/messages"
             auth = f"x-api-key: {self.key}\r\nanthropic-version: {ANTHROPIC_VERSION}"
+        elif self.api == "responses":
+            body = {"model": self.model, "input": PROMPT, "max_output_tokens": 64}
+            route = "/responses"
         if stream:
             body["stream"] = True
         payload = orjson.dumps(body)

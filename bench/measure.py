@@ -1,7 +1,8 @@
 """The phases measured on one target: plain latency, the other APIs' calls beside it (an
-embeddings call, a Messages call plain and streamed, where the target serves them), saturated
-throughput, streaming (with the gateway's CPU per stream), memory at idle, under load and over
-a soak (and the Celery worker's beside it), and errors by status in every phase."""
+embeddings call, a Messages call and a Responses call plain and streamed, where the target
+serves them), saturated throughput, streaming (with the gateway's CPU per stream), memory at
+idle, under load and over a soak (and the Celery worker's beside it), and errors by status in
+every phase."""
 
 from __future__ import annotations
 
@@ -89,7 +90,7 @@ class Meter:
     pids: tuple[int, ...] = ()
     cores: tuple[int, ...] = (0,)
     worker: tuple[int, ...] = ()
-    others: tuple[Target, ...] = ()  # the same server's other APIs (embeddings, Messages)
+    others: tuple[Target, ...] = ()  # the same server's other APIs (embeddings, Messages...)
     metrics: Metrics = field(default_factory=dict)
     served: int = 0  # calls answered 200, every phase (each one a record to store)
     samples: dict[str, dict[str, list[str]]] = field(default_factory=dict)

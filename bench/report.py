@@ -21,8 +21,8 @@ Metrics = dict[str, Any]
 LATENCY_LEVELS = ("c1", "c16", "c64")
 STREAM_LEVELS = ("c1", "c16")
 # The other APIs' phases (`bench.measure.Meter.others_latency`, `others_stream`), where measured.
-OTHER_PLAIN = ("embeddings_c1", "messages_c1")
-OTHER_STREAMS = ("messages_stream_c1",)
+OTHER_PLAIN = ("embeddings_c1", "messages_c1", "responses_c1")
+OTHER_STREAMS = ("messages_stream_c1", "responses_stream_c1")
 
 
 def machine(servers: list[str]) -> Metrics:
@@ -227,9 +227,10 @@ def _stream_goals(momor: Metrics, floor: Metrics | None) -> list[Metrics]:
 
 
 def versus_chat_goals(momor: Metrics) -> list[Metrics]:
-    """An embeddings call's and a Messages call's (to an Anthropic offering, plain and
-    streamed) added latency against a Chat Completions call's, in the same section (each added
-    against its own direct call), p50 and p99: within 1.2x."""
+    """An embeddings call's, a Messages call's (to an Anthropic offering) and a Responses
+    call's (to an OpenAI offering) added latency, the latter two plain and streamed, against a
+    Chat Completions call's, in the same section (each added against its own direct call), p50
+    and p99: within 1.2x."""
     out = []
     for row in versus_chat.ratios(momor):
         name = (
@@ -322,7 +323,7 @@ def save(report: Metrics, results: Path) -> Path:
 ROWS: list[tuple[str, str, str]] = [
     *[(f"plain c{c} {q} ms", f"latency_c{c}", q) for c in (1, 16, 64)
       for q in ("p50", "p90", "p99")],
-    *[(f"{api} c1 {q} ms", f"{api}_c1", q) for api in ("embeddings", "messages")
+    *[(f"{api} c1 {q} ms", f"{api}_c1", q) for api in ("embeddings", "messages", "responses")
       for q in ("p50", "p90", "p99")],
     ("throughput req/s (0 errors)", "throughput", "rps"),
     ("  at concurrency", "throughput", "at_concurrency"),
@@ -336,12 +337,14 @@ ROWS: list[tuple[str, str, str]] = [
       for q in ("p50", "p99")],
     *[(f"stream c{c} gateway CPU ms/stream", f"stream_c{c}", "cpu_ms_per_stream")
       for c in (1, 16)],
-    *[(f"messages stream c1 {end} {q} ms", "messages_stream_c1", f"{end}_{q}")
-      for end in ("first", "last") for q in ("p50", "p99")],
-    ("messages stream c1 gateway CPU ms/stream", "messages_stream_c1", "cpu_ms_per_stream"),
+    *[(f"{api} stream c1 {end} {q} ms", f"{api}_stream_c1", f"{end}_{q}")
+      for api in ("messages", "responses") for end in ("first", "last") for q in ("p50", "p99")],
+    *[(f"{api} stream c1 gateway CPU ms/stream", f"{api}_stream_c1", "cpu_ms_per_stream")
+      for api in ("messages", "responses")],
     ("plain c1 gateway CPU ms/call", "latency_c1", "cpu_ms_per_call"),
     ("embeddings c1 gateway CPU ms/call", "embeddings_c1", "cpu_ms_per_call"),
     ("messages c1 gateway CPU ms/call", "messages_c1", "cpu_ms_per_call"),
+    ("responses c1 gateway CPU ms/call", "responses_c1", "cpu_ms_per_call"),
     ("plain c1 gateway wake-ups/call", "latency_c1", "wakeups_per_call"),
     ("plain c1 gateway pre-empted/call", "latency_c1", "preempted_per_call"),
     ("plain c1 worker CPU ms/call", "latency_c1", "worker_cpu_ms_per_call"),
@@ -366,7 +369,7 @@ def _cell(metrics: Metrics, group: str, key: str) -> Any:
 
 
 def _added_cell(section: Metrics, group: str, key: str) -> Any:
-    if group.startswith(("latency_", "stream_", "embeddings_", "messages_")):
+    if group.startswith(("latency_", "stream_", "embeddings_", "messages_", "responses_")):
         return section["added"].get(f"{group}_{key}")
     if group == "throughput" and key == "rps":
         share = section["added"].get("throughput_share_of_direct")

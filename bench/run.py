@@ -252,9 +252,10 @@ class Bench:
         self, gateway: Gateway, target: Target
     ) -> tuple[tuple[Target, ...], tuple[Target, ...]]:
         """The other APIs' calls measured beside the chat calls, direct and through the
-        gateway, in Momor's sections whose deployment serves them: an embeddings call, and a
+        gateway, in Momor's sections whose deployment serves them: an embeddings call, a
         Messages call to the model an Anthropic offering serves (direct: the fake's
-        Anthropic)."""
+        Anthropic), and a Responses call to the model an OpenAI offering serves (direct: the
+        fake's Responses route)."""
         if gateway.kind != "momor":
             return (), ()
         deployment, direct, through = self.deployment_of(gateway), [], []
@@ -268,6 +269,11 @@ class Bench:
                 api="messages",
             ))  # fmt: skip
             through.append(replace(target, model=deploy.MESSAGES_MODEL, api="messages"))
+        if deployment.responses:
+            direct.append(
+                replace(self.direct(), model=deploy.RESPONSES_UPSTREAM_ID, api="responses")
+            )
+            through.append(replace(target, model=deploy.RESPONSES_MODEL, api="responses"))
         return tuple(direct), tuple(through)
 
     def launch(

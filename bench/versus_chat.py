@@ -17,6 +17,9 @@ PAIRS = (
     ("messages", "at c1", "messages_c1", "latency_c1"),
     ("messages", "to the first chunk, stream c1", "messages_stream_c1_first", "stream_c1_first"),
     ("messages", "to the last chunk, stream c1", "messages_stream_c1_last", "stream_c1_last"),
+    ("responses", "at c1", "responses_c1", "latency_c1"),
+    ("responses", "to the first chunk, stream c1", "responses_stream_c1_first", "stream_c1_first"),
+    ("responses", "to the last chunk, stream c1", "responses_stream_c1_last", "stream_c1_last"),
 )
 
 

@@ -1,8 +1,9 @@
 """A quick run's section of governed Momor, measured on the test gateway and the fake upstream
-with the benchmark's own catalog: beside the Chat Completions call, an embeddings call and a
-Messages call to the model an Anthropic offering serves, plain and streamed, each beside its
-direct call; and the JSON the run saves with their added latency, their ratios to chat's and
-the targets on them. The counts are cut down: the test reads the run's shape, not its times."""
+with the benchmark's own catalog: beside the Chat Completions call, an embeddings call, a
+Messages call to the model an Anthropic offering serves and a Responses call to the model an
+OpenAI offering serves, the latter two plain and streamed, each beside its direct call; and the
+JSON the run saves with their added latency, their ratios to chat's and the targets on them.
+The counts are cut down: the test reads the run's shape, not its times."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ async def at_once(*args: Any, **kwargs: Any) -> float:
 def deployed(key: str, fake_url: str, logs: Path) -> deploy.Deployment:
     """The governed deployment as `Deployment.setup` leaves it, its stores the test's own."""
     deployment = deploy.Deployment(deploy.Settings(), fake_url, logs)
-    deployment.key, deployment.embeddings, deployment.messages = key, True, True
+    deployment.key, deployment.embeddings = key, True
+    deployment.messages = deployment.responses = True
     return deployment
 
 
@@ -67,7 +69,7 @@ def bench(
     return run
 
 
-def test_a_quick_runs_json_holds_the_messages_and_embeddings_calls_beside_chat(
+def test_a_quick_runs_json_holds_the_other_apis_calls_beside_chat(
     bench: Bench, tmp_path: Path
 ) -> None:
     section = asyncio.run(bench.section(GATEWAY, 1))
@@ -76,14 +78,17 @@ def test_a_quick_runs_json_holds_the_messages_and_embeddings_calls_beside_chat(
     (momor,) = saved["sections"]
     for side in ("direct", "target"):
         assert momor[side]["errors"] == {}
-        for phase in ("latency_c1", "embeddings_c1", "messages_c1"):
+        for phase in ("latency_c1", "embeddings_c1", "messages_c1", "responses_c1"):
             assert momor[side][phase]["calls"] == CALLS
-        for phase in ("stream_c1", "messages_stream_c1"):
+        for phase in ("stream_c1", "messages_stream_c1", "responses_stream_c1"):
             assert momor[side][phase]["chunks_seen"] == {str(deploy.CHUNKS): STREAMS}
     for key in (
         "embeddings_c1_p50", "embeddings_c1_p99", "messages_c1_p50", "messages_c1_p99",
         "messages_stream_c1_first_p50", "messages_stream_c1_first_p99",
         "messages_stream_c1_last_p50", "messages_stream_c1_last_p99",
+        "responses_c1_p50", "responses_c1_p99",
+        "responses_stream_c1_first_p50", "responses_stream_c1_first_p99",
+        "responses_stream_c1_last_p50", "responses_stream_c1_last_p99",
     ):  # fmt: skip
         assert momor["added"][key] is not None, key
     rows = momor["versus_chat"]
@@ -94,6 +99,11 @@ def test_a_quick_runs_json_holds_the_messages_and_embeddings_calls_beside_chat(
         ("messages", "to the first chunk, stream c1", "p99"),
         ("messages", "to the last chunk, stream c1", "p50"),
         ("messages", "to the last chunk, stream c1", "p99"),
+        ("responses", "at c1", "p50"), ("responses", "at c1", "p99"),
+        ("responses", "to the first chunk, stream c1", "p50"),
+        ("responses", "to the first chunk, stream c1", "p99"),
+        ("responses", "to the last chunk, stream c1", "p50"),
+        ("responses", "to the last chunk, stream c1", "p99"),
     ]  # fmt: skip
     assert saved["versus_chat_over"] == [
         {"gateway": "momor-uvicorn", **r} for r in rows if r["over"]

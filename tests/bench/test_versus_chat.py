@@ -36,10 +36,16 @@ def test_each_call_is_a_ratio_to_chats_call_of_its_kind_at_p50_and_p99() -> None
             messages_stream_c1_first_p99=5.0,
             messages_stream_c1_last_p50=2.0,
             messages_stream_c1_last_p99=9.0,
+            responses_c1_p50=0.8,
+            responses_c1_p99=4.0,
+            responses_stream_c1_first_p50=2.6,
+            responses_stream_c1_first_p99=5.5,
+            responses_stream_c1_last_p50=2.5,
+            responses_stream_c1_last_p99=7.8,
         )
     )
 
-    assert len(rows) == 8
+    assert len(rows) == 14
     assert row_of(rows, "messages", "at c1", "p99") == {
         "api": "messages", "call": "at c1", "quantile": "p99", "added_ms": 6.0,
         "chat_added_ms": 4.0, "ratio": 1.5, "limit": 1.2, "over": True,
@@ -49,6 +55,12 @@ def test_each_call_is_a_ratio_to_chats_call_of_its_kind_at_p50_and_p99() -> None
     assert (first["chat_added_ms"], first["ratio"], first["over"]) == (2.0, 1.1, False)
     last = row_of(rows, "messages", "to the last chunk, stream c1", "p99")
     assert (last["chat_added_ms"], last["ratio"], last["over"]) == (6.0, 1.5, True)
+    responses = row_of(rows, "responses", "at c1", "p50")
+    assert (responses["chat_added_ms"], responses["ratio"], responses["over"]) == (1.0, 0.8, False)
+    first = row_of(rows, "responses", "to the first chunk, stream c1", "p50")
+    assert (first["chat_added_ms"], first["ratio"], first["over"]) == (2.0, 1.3, True)
+    last = row_of(rows, "responses", "to the last chunk, stream c1", "p99")
+    assert (last["chat_added_ms"], last["ratio"], last["over"]) == (6.0, 1.3, True)
 
 
 def test_a_ratio_of_exactly_the_limit_is_within_it() -> None:
@@ -113,15 +125,18 @@ def measured_pair() -> tuple[dict[str, Any], dict[str, Any]]:
     """A direct and a gateway measurement of every call, as `bench.measure.measure` gives."""
     direct = {
         "latency_c1": phase(0.2, 1.0), "embeddings_c1": phase(0.1, 0.5),
-        "messages_c1": phase(0.3, 1.0), "stream_c1": stream(0.5, 0.7),
-        "messages_stream_c1": stream(0.4, 0.5), "throughput": {"rps": 1000.0},
+        "messages_c1": phase(0.3, 1.0), "responses_c1": phase(0.25, 1.0),
+        "stream_c1": stream(0.5, 0.7), "messages_stream_c1": stream(0.4, 0.5),
+        "responses_stream_c1": stream(0.45, 0.6), "throughput": {"rps": 1000.0},
     }  # fmt: skip
     target = {
         "latency_c1": phase(1.2, 5.0, cpu_ms_per_call=0.5),
         "embeddings_c1": phase(1.0, 4.0, cpu_ms_per_call=0.4),
         "messages_c1": phase(1.6, 5.0, cpu_ms_per_call=0.7),
+        "responses_c1": phase(1.35, 5.2, cpu_ms_per_call=0.6),
         "stream_c1": stream(1.5, 2.7),
         "messages_stream_c1": {**stream(1.4, 2.5), "cpu_ms_per_stream": 1.1},
+        "responses_stream_c1": {**stream(1.65, 2.6), "cpu_ms_per_stream": 1.2},
         "throughput": {"rps": 500.0},
     }
     return direct, target
@@ -136,6 +151,9 @@ def test_each_calls_added_latency_is_against_its_own_direct_call() -> None:
     assert (found["messages_c1_p50"], found["messages_c1_p99"]) == (1.3, 4.0)
     assert found["messages_stream_c1_first_p50"] == 1.0
     assert found["messages_stream_c1_last_p99"] == 2.0
+    assert (found["responses_c1_p50"], found["responses_c1_p99"]) == (1.1, 4.2)
+    assert found["responses_stream_c1_first_p50"] == 1.2
+    assert found["responses_stream_c1_last_p99"] == 2.0
     without = {k: v for k, v in target.items() if k != "messages_c1"}
     assert "messages_c1_p50" not in added(direct, without)
 
@@ -164,6 +182,13 @@ def test_the_targets_hold_each_calls_ratio_to_chat_against_the_limit() -> None:
     assert (goals[first]["value"], goals[first]["met"]) == (1.0, True)
     embeddings = goals["embeddings: added latency p99 at c1 vs Chat Completions' (governed)"]
     assert (embeddings["value"], embeddings["met"]) == (0.88, True)
+    responses = goals["responses: added latency p50 at c1 vs Chat Completions' (governed)"]
+    assert (responses["value"], responses["met"]) == (1.1, True)
+    assert responses["note"] == "1.10 ms vs Chat Completions' 1.00 ms"
+    last = (
+        "responses: added latency p99 to the last chunk, stream c1 vs Chat Completions' (governed)"
+    )
+    assert (goals[last]["value"], goals[last]["met"]) == (1.0, True)
 
 
 def test_a_target_of_a_call_not_measured_says_so() -> None:
@@ -177,7 +202,7 @@ def test_a_target_of_a_call_not_measured_says_so() -> None:
     assert missing["note"] == "not measured: the deployment serves no messages call"
 
 
-def test_the_table_shows_the_messages_call_and_its_gateway_cpu() -> None:
+def test_the_table_shows_the_messages_and_responses_calls_and_their_gateway_cpu() -> None:
     momor = governed(*measured_pair())
 
     lines = table({"sections": [momor]}).splitlines()
@@ -187,3 +212,7 @@ def test_the_table_shows_the_messages_call_and_its_gateway_cpu() -> None:
     assert by_label["messages stream c1 first p50 ms"][-3:] == ["0.40", "1.40", "1.00"]
     assert by_label["messages c1 gateway CPU ms/call"][-2:] == ["0.70", "-"]
     assert by_label["messages stream c1 gateway CPU ms/stream"][-2:] == ["1.10", "-"]
+    assert by_label["responses c1 p99 ms"][-3:] == ["1.00", "5.20", "4.20"]
+    assert by_label["responses stream c1 last p50 ms"][-3:] == ["0.60", "2.60", "2.00"]
+    assert by_label["responses c1 gateway CPU ms/call"][-2:] == ["0.60", "-"]
+    assert by_label["responses stream c1 gateway CPU ms/stream"][-2:] == ["1.20", "-"]
