@@ -9,13 +9,14 @@ import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
+import redis
 from pytest_django.fixtures import Settings as SettingsWrapper
 from redis.cluster import RedisCluster
 
 from billing.admission import Limit, NeedBalance, NeedSpend, Refused
 from billing.admission.base import AdmissionStore, AdmitRequest, KeySpend
 from billing.admission.local import LocalStore
-from billing.admission.redis_store import RedisStore
+from billing.admission.redis_store import RedisStore, advance_keys
 from tests.redis_helpers import client, flush, flush_scripts
 
 NOW = 1_790_000_000_000
@@ -105,8 +106,6 @@ def test_an_organizations_posted_charges_go_to_redis_as_one_script(
     """A script per charge held Redis, and every gateway's admission behind it, for the whole
     batch."""
     url = settings.REDIS_URL
-    if isinstance(client(url), RedisCluster):
-        pytest.skip("MONITOR watches one node")
     flush(url)
     store = RedisStore(url)
     store.sync_balance(7, 1_000, 1)
@@ -123,19 +122,28 @@ def test_an_organizations_posted_charges_go_to_redis_as_one_script(
 
 
 def _scripts_run(url: str, action: Callable[[], None]) -> int:
-    """The scripts Redis ran on the database of `url` while `action` ran (MONITOR, up to a
-    marker sent after it)."""
-    watcher, marker = client(url), f"done-{uuid.uuid4()}"
+    """The scripts Redis ran on organization 7's keys while `action` ran (MONITOR on the node
+    that holds them, up to a marker sent after it)."""
+    watcher, marker = _node_of(url, advance_keys(7)[0]), f"done-{uuid.uuid4()}"
     db = watcher.connection_pool.connection_kwargs.get("db", 0)
     count = 0
     with watcher.monitor() as monitor:
         action()
-        client(url).echo(marker)
+        watcher.echo(marker)
         for command in monitor.listen():
             if command["command"] == f"ECHO {marker}":
                 return count
             count += command["db"] == db and command["command"].startswith("EVALSHA ")
     raise AssertionError("the marker never came")
+
+
+def _node_of(url: str, key: str) -> redis.Redis:
+    """A client of the one Redis that holds `key` (a cluster's node of its slot)."""
+    found = client(url)
+    if not isinstance(found, RedisCluster):
+        return found
+    node = found.get_node_from_key(key)
+    return redis.Redis(host=node.host, port=node.port)
 
 
 async def test_an_older_balance_never_overwrites_a_newer_one(store: AdmissionStore) -> None:
