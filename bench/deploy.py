@@ -72,50 +72,41 @@ provider = "benchfake"
 upstream_id = "{EMBED_UPSTREAM_ID}"
 prompt_price = 0.01
 """
+
+
+def native_catalog(provider: str, display_name: str, api: str, model: str, upstream_id: str) -> str:
+    """A provider of API `api` at the fake (its `{base_url}` left to fill) serving `model`
+    alone: an offering that takes that API's calls natively."""
+    return f"""
+[[providers]]
+name = "{provider}"
+display_name = "{display_name}"
+api = "{api}"
+base_url = "{{base_url}}"
+key_env = "{FAKE_KEY_ENV}"
+zdr = true
+
+[[models]]
+id = "{model}"
+released = 2025-01-01
+
+[[offerings]]
+model = "{model}"
+provider = "{provider}"
+upstream_id = "{upstream_id}"
+prompt_price = 0.01
+completion_price = 0.01
+"""
+
+
 # Loaded with EMBEDDINGS_CATALOG: a model served by an Anthropic offering, which a Messages
-# call reaches natively.
-MESSAGES_CATALOG = f"""
-[[providers]]
-name = "benchclaude"
-display_name = "Benchmark fake Anthropic"
-api = "anthropic"
-base_url = "{{base_url}}"
-key_env = "{FAKE_KEY_ENV}"
-zdr = true
-
-[[models]]
-id = "{MESSAGES_MODEL}"
-released = 2025-01-01
-
-[[offerings]]
-model = "{MESSAGES_MODEL}"
-provider = "benchclaude"
-upstream_id = "{MESSAGES_UPSTREAM_ID}"
-prompt_price = 0.01
-completion_price = 0.01
-"""
-# Loaded with MESSAGES_CATALOG: a model served by an OpenAI offering, which a Responses call
-# reaches natively.
-RESPONSES_CATALOG = f"""
-[[providers]]
-name = "benchopenai"
-display_name = "Benchmark fake OpenAI"
-api = "openai"
-base_url = "{{base_url}}"
-key_env = "{FAKE_KEY_ENV}"
-zdr = true
-
-[[models]]
-id = "{RESPONSES_MODEL}"
-released = 2025-01-01
-
-[[offerings]]
-model = "{RESPONSES_MODEL}"
-provider = "benchopenai"
-upstream_id = "{RESPONSES_UPSTREAM_ID}"
-prompt_price = 0.01
-completion_price = 0.01
-"""
+# call reaches natively, and one served by an OpenAI offering, which a Responses call does.
+MESSAGES_CATALOG = native_catalog(
+    "benchclaude", "Benchmark fake Anthropic", "anthropic", MESSAGES_MODEL, MESSAGES_UPSTREAM_ID
+)
+RESPONSES_CATALOG = native_catalog(
+    "benchopenai", "Benchmark fake OpenAI", "openai", RESPONSES_MODEL, RESPONSES_UPSTREAM_ID
+)
 # A checkout without it (a --baseline from before the Messages route) is measured without
 # Messages calls.
 MESSAGES_ROUTE = Path("gateway") / "edge" / "messages.py"
